@@ -1,0 +1,150 @@
+# configure.m4: the project's autoconf macros.
+#   SMX_CHECK_OMPI          an installed Open MPI >= 5.0 with its devel headers
+#   SMX_CHECK_HWLOC         hwloc (locality classification, its unit tests)
+#   SMX_CHECK_GTEST         GoogleTest (make check)
+#   SMX_CHECK_KERNEL_BUILD  a kernel build tree for kmod/
+# SPDX-License-Identifier: BSD-3-Clause
+
+dnl SMX_CHECK_OMPI: --with-ompi=DIR (default: the ompi_info found on PATH).
+dnl Sets SMX_OMPI_PREFIX, SMX_OMPI_VERSION, OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_PAL_LIBS,
+dnl MPICC, MPIRUN, SMX_COMPONENT_DIR (--with-component-dir).
+AC_DEFUN([SMX_CHECK_OMPI], [
+    AC_ARG_WITH([ompi],
+        [AS_HELP_STRING([--with-ompi=DIR],
+            [Open MPI >= 5.0 installation built with --with-devel-headers (default: from ompi_info on PATH)])])
+    AC_ARG_WITH([component-dir],
+        [AS_HELP_STRING([--with-component-dir=DIR],
+            [where to install mca_*.so (default: the Open MPI's lib/openmpi)])])
+
+    AS_IF([test -z "$with_ompi" || test "$with_ompi" = yes], [
+        AC_PATH_PROG([SMX_OMPI_INFO], [ompi_info])
+        AS_IF([test -z "$SMX_OMPI_INFO"],
+            [AC_MSG_ERROR([no Open MPI found: pass --with-ompi=DIR (an Open MPI >= 5.0 built with --with-devel-headers), or run contrib/setup.sh])])
+        with_ompi=`dirname "$SMX_OMPI_INFO"`
+        with_ompi=`dirname "$with_ompi"`
+    ], [test "$with_ompi" = no], [
+        AC_MSG_ERROR([this project is a set of Open MPI plugins; it cannot be built --without-ompi])
+    ])
+    SMX_OMPI_PREFIX=`cd "$with_ompi" 2>/dev/null && pwd`
+    AS_IF([test -z "$SMX_OMPI_PREFIX" || test ! -x "$SMX_OMPI_PREFIX/bin/ompi_info"],
+        [AC_MSG_ERROR([--with-ompi=$with_ompi: no Open MPI there (no bin/ompi_info)])])
+
+    AC_MSG_CHECKING([Open MPI version])
+    SMX_OMPI_VERSION=`"$SMX_OMPI_PREFIX/bin/ompi_info" -V 2>/dev/null | sed -n 's/^Open MPI v\(@<:@0-9.@:>@*\).*/\1/p'`
+    AC_MSG_RESULT([${SMX_OMPI_VERSION:-unknown}])
+    smx_ompi_major=`echo "$SMX_OMPI_VERSION" | cut -d. -f1`
+    AS_IF([test -z "$smx_ompi_major" || test "$smx_ompi_major" -lt 5],
+        [AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX is ${SMX_OMPI_VERSION:-of unknown version}; need >= 5.0 (the smsc framework)])])
+
+    OMPI_CPPFLAGS="-I$SMX_OMPI_PREFIX/include/openmpi -I$SMX_OMPI_PREFIX/include"
+    OMPI_LDFLAGS="-L$SMX_OMPI_PREFIX/lib -Wl,-rpath,$SMX_OMPI_PREFIX/lib"
+    OMPI_PAL_LIBS="-lopen-pal"
+
+    smx_save_CPPFLAGS=$CPPFLAGS
+    CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"
+    AC_MSG_CHECKING([for Open MPI devel headers (btl.h, smsc.h, rcache.h)])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "opal_config.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/mca/smsc/smsc.h"
+#include "opal/mca/smsc/base/base.h"
+#include "opal/mca/rcache/rcache.h"
+#include "opal/mca/hwloc/base/base.h"
+#if OPAL_MAJOR_VERSION < 5
+#error too old
+#endif
+]], [[return 0;]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX lacks usable devel headers: rebuild it with --with-devel-headers and copy opal/mca/threads/pthreads/threads_pthreads*.h from its source tree into include/openmpi (contrib/setup.sh does both); see config.log])])
+    CPPFLAGS=$smx_save_CPPFLAGS
+
+    smx_save_LDFLAGS=$LDFLAGS
+    LDFLAGS="$LDFLAGS $OMPI_LDFLAGS"
+    AC_CHECK_LIB([open-pal], [opal_output_open], [],
+        [AC_MSG_ERROR([cannot link against libopen-pal in $SMX_OMPI_PREFIX/lib])])
+    LDFLAGS=$smx_save_LDFLAGS
+    LIBS=`echo "$LIBS" | sed 's/-lopen-pal//'`
+
+    AS_IF([test -n "$with_component_dir" && test "$with_component_dir" != yes],
+        [SMX_COMPONENT_DIR=$with_component_dir],
+        [SMX_COMPONENT_DIR="$SMX_OMPI_PREFIX/lib/openmpi"])
+    MPICC="$SMX_OMPI_PREFIX/bin/mpicc"
+    MPIRUN="$SMX_OMPI_PREFIX/bin/mpirun"
+    MPI_CFLAGS=`"$MPICC" --showme:compile`
+    MPI_LIBS=`"$MPICC" --showme:link`
+
+    AC_SUBST([SMX_OMPI_PREFIX])
+    AC_SUBST([SMX_OMPI_VERSION])
+    AC_SUBST([SMX_COMPONENT_DIR])
+    AC_SUBST([OMPI_CPPFLAGS])
+    AC_SUBST([OMPI_LDFLAGS])
+    AC_SUBST([OMPI_PAL_LIBS])
+    AC_SUBST([MPICC])
+    AC_SUBST([MPIRUN])
+    AC_SUBST([MPI_CFLAGS])
+    AC_SUBST([MPI_LIBS])
+])
+
+dnl SMX_CHECK_HWLOC: hwloc >= 2 (the same one Open MPI uses when built --with-hwloc=external).
+AC_DEFUN([SMX_CHECK_HWLOC], [
+    PKG_CHECK_MODULES([HWLOC], [hwloc >= 2.0], [],
+        [AC_MSG_ERROR([hwloc >= 2.0 not found (Debian: apt-get install libhwloc-dev)])])
+])
+
+dnl SMX_CHECK_GTEST: GoogleTest for the unit tests run by make check.
+AC_DEFUN([SMX_CHECK_GTEST], [
+    AC_LANG_PUSH([C++])
+    smx_save_LIBS=$LIBS
+    LIBS="$LIBS -lgtest -pthread"
+    AC_MSG_CHECKING([for GoogleTest])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <gtest/gtest.h>]],
+                                    [[testing::InitGoogleTest(); return 0;]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([GoogleTest not found (Debian: apt-get install libgtest-dev)])])
+    LIBS=$smx_save_LIBS
+    AC_LANG_POP([C++])
+    GTEST_LIBS="-lgtest -lgtest_main -pthread"
+    AC_SUBST([GTEST_LIBS])
+])
+
+dnl SMX_CHECK_KERNEL_BUILD: the kernel build tree kmod/ is built against.
+dnl --with-kernel-build=DIR, else the running kernel's build tree, else the VM kernel's
+dnl headers (--with-vm-kernel=DIR: the cache directory tests/vm/prepare-kernel made).
+AC_DEFUN([SMX_CHECK_KERNEL_BUILD], [
+    AC_ARG_WITH([kernel-build],
+        [AS_HELP_STRING([--with-kernel-build=DIR],
+            [kernel build tree for kmod/ (default: /lib/modules/`uname -r`/build, else the VM kernel's)])])
+    AC_ARG_WITH([vm-kernel],
+        [AS_HELP_STRING([--with-vm-kernel=DIR],
+            [the test VM's kernel (a directory holding kernel.env, made by tests/vm/prepare-kernel)])])
+    SMX_KBUILD=
+    SMX_VM_KERNEL_DIR=
+    AS_IF([test -n "$with_vm_kernel" && test "$with_vm_kernel" != no], [
+        AS_IF([test -f "$with_vm_kernel/kernel.env"],
+            [SMX_VM_KERNEL_DIR=$with_vm_kernel],
+            [AC_MSG_ERROR([--with-vm-kernel=$with_vm_kernel: no kernel.env there (run tests/vm/prepare-kernel)])])
+    ])
+    AC_MSG_CHECKING([for a kernel build tree])
+    AS_IF([test "$with_kernel_build" = no], [],
+          [test -n "$with_kernel_build" && test "$with_kernel_build" != yes], [
+        AS_IF([test -f "$with_kernel_build/Makefile"],
+            [SMX_KBUILD=$with_kernel_build],
+            [AC_MSG_ERROR([--with-kernel-build=$with_kernel_build: not a kernel build tree (no Makefile)])])
+    ], [test -f "/lib/modules/`uname -r`/build/Makefile"], [
+        SMX_KBUILD="/lib/modules/`uname -r`/build"
+    ], [test -n "$SMX_VM_KERNEL_DIR"], [
+        SMX_KBUILD=`. "$SMX_VM_KERNEL_DIR/kernel.env" && echo "$KBUILD"`
+    ])
+    AC_MSG_RESULT([${SMX_KBUILD:-none}])
+    AS_IF([test -n "$SMX_KBUILD"], [
+        SMX_KABI=`make -s -C "$SMX_KBUILD" kernelrelease 2>/dev/null`
+        AS_IF([test -z "$SMX_KABI"],
+            [AC_MSG_ERROR([$SMX_KBUILD: cannot read its kernel release (make kernelrelease failed)])])
+    ])
+    AC_SUBST([SMX_KBUILD])
+    AC_SUBST([SMX_KABI])
+    AC_SUBST([SMX_VM_KERNEL_DIR])
+    AM_CONDITIONAL([SMX_BUILD_KMOD], [test -n "$SMX_KBUILD"])
+])

@@ -1,0 +1,20 @@
+# contrib/env.sh: source it (". contrib/env.sh") after contrib/setup.sh.
+# Puts the project's Open MPI (mpirun, mpicc, ompi_info) first on PATH and exports the
+# locations the tests and tools use: SMX_TOP, SMX_BUILD, SMX_OMPI_PREFIX, SMX_VM_KERNEL_DIR,
+# SMX_CACHE, MPICC.
+# SPDX-License-Identifier: BSD-3-Clause
+
+SMX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SMX_BUILD=${SMX_BUILD:-$SMX_TOP/build}
+if [ -f "$SMX_BUILD/env.local" ]; then
+	. "$SMX_BUILD/env.local"
+	case ":$PATH:" in
+	*":$SMX_OMPI_PREFIX/bin:"*) ;;
+	*) PATH=$SMX_OMPI_PREFIX/bin:$PATH ;;
+	esac
+	MPICC=$SMX_OMPI_PREFIX/bin/mpicc
+	export SMX_TOP SMX_BUILD SMX_OMPI_PREFIX SMX_VM_KERNEL_DIR SMX_CACHE MPICC PATH
+else
+	echo "contrib/env.sh: $SMX_BUILD/env.local not found: run contrib/setup.sh first" >&2
+	return 1 2>/dev/null || exit 1
+fi

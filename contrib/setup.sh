@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# contrib/setup.sh: set up everything the project needs, unattended, on a Debian machine.
+#
+#   Debian packages -> Open MPI >= 5 with devel headers -> VM kernel -> build and install
+#   the project's components into that Open MPI -> build/env.local (read by contrib/env.sh).
+#
+# Idempotent: each step checks what is in place first; a second run takes seconds.
+# Expensive results live under $SMX_CACHE (default ~/.cache/smx), keyed by version.
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: contrib/setup.sh [--with-ompi=DIR] [--no-vm] [--no-build] [--jobs=N]
+
+  --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) installed in DIR
+                   instead of building $SMX_OMPI_VERSION (also: SMX_OMPI_PREFIX=DIR)
+  --no-vm          skip the QEMU guest's kernel (needed only by the VM tests)
+  --no-build       set up dependencies only; do not build the project
+  --jobs=N         parallel make jobs (default: cores + 1)
+
+Caches under SMX_CACHE=$SMX_CACHE
+EOF
+}
+
+OMPI_PREFIX=${SMX_OMPI_PREFIX:-}
+WANT_VM=1
+WANT_BUILD=1
+JOBS=$(($(nproc) + 1))
+for arg in "$@"; do
+	case $arg in
+	--with-ompi=*) OMPI_PREFIX=${arg#*=} ;;
+	--no-vm) WANT_VM=0 ;;
+	--no-build) WANT_BUILD=0 ;;
+	--jobs=*) JOBS=${arg#*=} ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; smx_die "unknown option '$arg'" ;;
+	esac
+done
+
+# Print elapsed time every 30 s while a long step runs, so a silent build is not a hung one.
+heartbeat() {
+	local what=$1 start=$SECONDS
+	while sleep 30; do
+		smx_log "  ... $what: $((SECONDS - start)) s"
+	done
+}
+
+run_logged() {
+	local what=$1 log=$2
+	shift 2
+	local hb
+	heartbeat "$what" &
+	hb=$!
+	if ! "$@" >"$log" 2>&1; then
+		kill "$hb" 2>/dev/null
+		tail -n 40 "$log" >&2
+		smx_die "$what failed; full log: $log"
+	fi
+	kill "$hb" 2>/dev/null
+	wait "$hb" 2>/dev/null || true
+}
+
+step_packages() {
+	smx_log "checking Debian packages"
+	smx_need_packages build-essential autoconf automake libtool pkg-config \
+		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
+		qemu-system-x86 busybox-static cpio kmod dpkg-dev python3 file
+}
+
+# One-line verdict on an Open MPI installation; empty output means usable.
+ompi_problem() {
+	local p=$1 inc=$1/include/openmpi v major h
+	[ -x "$p/bin/ompi_info" ] || { echo "no Open MPI at $p (no bin/ompi_info)"; return; }
+	v=$("$p/bin/ompi_info" -V 2>/dev/null | sed -n 's/^Open MPI v\([0-9.]*\).*/\1/p')
+	[ -n "$v" ] || { echo "$p/bin/ompi_info does not report a version"; return; }
+	major=${v%%.*}
+	[ "$major" -ge 5 ] 2>/dev/null ||
+		{ echo "Open MPI at $p is $v; this project needs >= 5.0 (the smsc framework)"; return; }
+	for h in opal_config.h opal/mca/btl/btl.h opal/mca/smsc/smsc.h \
+		 opal/mca/threads/pthreads/threads_pthreads.h \
+		 opal/mca/threads/pthreads/threads_pthreads_mutex.h \
+		 opal/mca/threads/pthreads/threads_pthreads_threads.h; do
+		[ -f "$inc/$h" ] ||
+			{ echo "Open MPI $v at $p lacks devel header $h (rebuild with --with-devel-headers; copy opal/mca/threads/pthreads/*.h from its source tree)"; return; }
+	done
+}
+
+build_ompi() {
+	local root="$SMX_CACHE/openmpi-$SMX_OMPI_VERSION"
+	local prefix="$root/prefix"
+	OMPI_PREFIX=$prefix
+	if [ -f "$root/.complete" ] && [ -z "$(ompi_problem "$prefix")" ]; then
+		smx_log "Open MPI $SMX_OMPI_VERSION: cached in $prefix"
+		return
+	fi
+	local src="$root/src/openmpi-$SMX_OMPI_VERSION"
+	if [ ! -f "$root/.installed" ]; then
+		fetch_ompi_source "$root"
+		compile_ompi "$src" "$prefix" "$root"
+		touch "$root/.installed"
+	fi
+	# --with-devel-headers forgets these three, yet opal_config.h includes them.
+	local hdrs="$prefix/include/openmpi/opal/mca/threads/pthreads"
+	install -d "$hdrs"
+	install -m 644 "$src"/opal/mca/threads/pthreads/threads_pthreads*.h "$hdrs/"
+	local problem
+	problem=$(ompi_problem "$prefix")
+	[ -z "$problem" ] || smx_die "$problem"
+	rm -rf "$root/src"
+	touch "$root/.complete"
+	smx_log "Open MPI $SMX_OMPI_VERSION: installed in $prefix"
+}
+
+fetch_ompi_source() {
+	local root=$1 opts
+	smx_log "Open MPI $SMX_OMPI_VERSION: fetching Debian trixie source package openmpi=$SMX_OMPI_DEB_VERSION"
+	opts=$(smx_private_apt_update trixie deb-src)
+	mkdir -p "$root/dl"
+	if ! ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* >/dev/null 2>&1; then
+		# shellcheck disable=SC2086
+		(cd "$root/dl" && apt-get -q $opts source --download-only \
+			"openmpi=$SMX_OMPI_DEB_VERSION" >/dev/null) ||
+			smx_die "could not download openmpi=$SMX_OMPI_DEB_VERSION from Debian trixie"
+	fi
+	rm -rf "$root/src"
+	mkdir -p "$root/src"
+	tar -C "$root/src" -xf "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.*
+}
+
+compile_ompi() {
+	local src=$1 prefix=$2 root=$3
+	[ -d "$src" ] || smx_die "unexpected layout of the Open MPI tarball: no $src"
+	rm -rf "$prefix"
+	smx_log "Open MPI $SMX_OMPI_VERSION: configure (about 1.5 min on 2 cores)"
+	run_logged "configure Open MPI" "$root/configure.log" \
+		sh -c "cd '$src' && ./configure --prefix='$prefix' --with-devel-headers \
+			--disable-mpi-fortran --with-hwloc=external --with-libevent=external \
+			--without-ucx --without-ofi --disable-oshmem --disable-io-romio"
+	smx_log "Open MPI $SMX_OMPI_VERSION: make -j$JOBS and install (about 4 min on 2 cores)"
+	run_logged "build Open MPI" "$root/make.log" \
+		sh -c "cd '$src' && make -j$JOBS && make install"
+}
+
+step_ompi() {
+	if [ -n "$OMPI_PREFIX" ]; then
+		local problem
+		problem=$(ompi_problem "$OMPI_PREFIX")
+		[ -z "$problem" ] || smx_die "$problem"
+		smx_log "Open MPI: using $OMPI_PREFIX"
+	else
+		build_ompi
+	fi
+}
+
+step_vm_kernel() {
+	VM_KERNEL_DIR=$("$SMX_TOP/tests/vm/prepare-kernel" --print-dir) ||
+		smx_die "could not prepare the VM kernel"
+}
+
+step_build() {
+	smx_log "building the project in $SMX_BUILD"
+	if [ ! -x "$SMX_TOP/configure" ] || [ "$SMX_TOP/configure.ac" -nt "$SMX_TOP/configure" ] ||
+	   [ "$SMX_TOP/configure.m4" -nt "$SMX_TOP/configure" ]; then
+		run_logged "autoreconf" "$SMX_CACHE/autoreconf.log" \
+			sh -c "cd '$SMX_TOP' && autoreconf -fi"
+	fi
+	mkdir -p "$SMX_BUILD"
+	local want="--with-ompi=$OMPI_PREFIX${VM_KERNEL_DIR:+ --with-vm-kernel=$VM_KERNEL_DIR}"
+	if [ ! -f "$SMX_BUILD/Makefile" ] || [ "$(cat "$SMX_BUILD/.configured-with" 2>/dev/null)" != "$want" ]; then
+		# shellcheck disable=SC2086
+		run_logged "configure the project" "$SMX_BUILD/setup-configure.log" \
+			sh -c "cd '$SMX_BUILD' && '$SMX_TOP/configure' $want"
+		echo "$want" >"$SMX_BUILD/.configured-with"
+	fi
+	run_logged "build the project" "$SMX_BUILD/setup-make.log" \
+		make -C "$SMX_BUILD" -j"$JOBS" all
+	run_logged "install the components" "$SMX_BUILD/setup-install.log" \
+		make -C "$SMX_BUILD" install
+	smx_log "components installed into $OMPI_PREFIX/lib/openmpi"
+}
+
+write_env() {
+	mkdir -p "$SMX_BUILD"
+	{
+		echo "# written by contrib/setup.sh on $(date -u +%FT%TZ); read by contrib/env.sh"
+		echo "SMX_OMPI_PREFIX='$OMPI_PREFIX'"
+		echo "SMX_VM_KERNEL_DIR='${VM_KERNEL_DIR:-}'"
+		echo "SMX_CACHE='$SMX_CACHE'"
+	} >"$SMX_BUILD/env.local"
+}
+
+VM_KERNEL_DIR=
+start=$SECONDS
+step_packages
+step_ompi
+[ "$WANT_VM" = 1 ] && step_vm_kernel
+write_env
+[ "$WANT_BUILD" = 1 ] && step_build
+smx_log "setup done in $((SECONDS - start)) s; now: . contrib/env.sh"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The installed Open MPI must find both components and show their parameters, and what
+# it loads must be what this tree built (a stale install would make every later test lie).
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+: "${SMX_OMPI_PREFIX:?run through make check, or source contrib/env.sh}"
+: "${SMX_COMPONENT_DIR:=$SMX_OMPI_PREFIX/lib/openmpi}"
+: "${SMX_BUILD:?}"
+ompi_info=$SMX_OMPI_PREFIX/bin/ompi_info
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+for so in mca_btl_smx.so mca_smsc_knemlike.so; do
+	built=$SMX_BUILD/.libs/$so
+	installed=$SMX_COMPONENT_DIR/$so
+	if [ ! -f "$installed" ]; then
+		fail "$installed is not installed (run make install)"
+	elif [ -f "$built" ] && ! cmp -s "$built" "$installed"; then
+		fail "$installed differs from the freshly built $built (run make install)"
+	fi
+done
+
+components=$("$ompi_info" 2>&1)
+grep -Eq 'MCA btl: smx \(' <<<"$components" || fail "ompi_info does not list 'MCA btl: smx'"
+grep -Eq 'MCA smsc: knemlike \(' <<<"$components" || fail "ompi_info does not list 'MCA smsc: knemlike'"
+
+check_param() {
+	local fw=$1 comp=$2 param=$3 out
+	out=$("$ompi_info" --param "$fw" "$comp" --level 9 2>&1)
+	grep -q "MCA $fw $comp: parameter \"$param\"" <<<"$out" ||
+		fail "ompi_info --param $fw $comp --level 9 does not show $param"
+}
+check_param btl smx btl_smx_verbose
+check_param smsc knemlike smsc_knemlike_priority
+check_param smsc knemlike smsc_knemlike_device
+
+# Loading must not print errors (an unresolved symbol shows up here, not in the listing).
+if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then
+	fail "ompi_info reported an error loading a component"
+fi
+[ $status = 0 ] && echo "ok: ompi_info lists btl/smx and smsc/knemlike with their parameters"
+exit $status
