@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The MPI data-verification suite on the host, at 2 and 4 ranks, for every transport
+# configuration this tree supports. Each program checks every byte it receives.
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$top/tests/configurations.sh"
+
+status=0
+for np in 2 4; do
+	for cfg in $SMX_MPI_CONFIGS; do
+		# shellcheck disable=SC2046
+		"$top/tests/mpi/run-suite" --np "$np" --label "$cfg np=$np" $(smx_config_args "$cfg") ||
+			status=1
+	done
+done
+
+# The checks themselves must be able to fail: with one received byte corrupted, the
+# suite has to report it.
+if "$top/tests/mpi/run-suite" --np 2 --inject-fault --only p2p --only datatypes \
+	--label "fault injection (must FAIL)" $(smx_config_args sm-cma) >/dev/null 2>&1; then
+	echo "FAIL: a corrupted byte went unnoticed by the MPI suite"
+	status=1
+else
+	echo "ok: a corrupted byte is reported by the MPI suite"
+fi
+exit $status

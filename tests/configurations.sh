@@ -1,0 +1,16 @@
+# tests/configurations.sh: shell access to tests/configurations. Source it.
+# SPDX-License-Identifier: BSD-3-Clause
+
+SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
+
+# Configurations the MPI suite must pass.
+SMX_MPI_CONFIGS="sm-cma sm-nosc"
+
+# mpirun arguments of a configuration, by name.
+smx_config_args() {
+	local args
+	args=$(awk -v n="$1" '$1 == n { $1 = ""; sub(/^ +/, ""); print; found = 1 }
+		END { exit !found }' "$SMX_CONFIGURATIONS_FILE") ||
+		{ echo "tests/configurations.sh: unknown configuration '$1'" >&2; return 1; }
+	echo "$args"
+}

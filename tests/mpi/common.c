@@ -1,0 +1,149 @@
+/*
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int t_rank, t_size, t_quick;
+static const char *t_program;
+/* SMX_TEST_INJECT_FAULT=1 corrupts the first buffer checked on rank 1, to prove the
+ * checks can fail. */
+static int t_inject_fault;
+
+void t_init(int *argc, char ***argv, const char *program)
+{
+    const char *q = getenv("SMX_TEST_QUICK");
+    const char *f = getenv("SMX_TEST_INJECT_FAULT");
+
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t_size);
+    t_program = program;
+    t_quick = q && atoi(q) > 0;
+    t_inject_fault = f && atoi(f) > 0;
+    if (t_size < 2) {
+        if (0 == t_rank) {
+            fprintf(stderr, "%s: needs at least 2 ranks\n", program);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+int t_finish(int local_errors)
+{
+    int errors = 0;
+
+    MPI_Allreduce(&local_errors, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == t_rank) {
+        printf("%s: %s (%d ranks, %d error%s)\n", t_program, errors ? "FAIL" : "PASS", t_size,
+               errors, 1 == errors ? "" : "s");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return errors ? 1 : 0;
+}
+
+uint8_t t_pattern(int sender, int msg, size_t offset)
+{
+    /* A cheap mix: neighbouring offsets, messages and senders all differ. */
+    uint32_t x = (uint32_t) offset * 2654435761u ^ (uint32_t) msg * 40503u
+                 ^ (uint32_t) sender * 2246822519u;
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    x ^= x >> 12;
+    return (uint8_t) x;
+}
+
+void t_fill(void *buf, size_t len, int sender, int msg)
+{
+    uint8_t *b = buf;
+    for (size_t i = 0; i < len; ++i) {
+        b[i] = t_pattern(sender, msg, i);
+    }
+}
+
+static void t_maybe_inject(void *buf, size_t len)
+{
+    if (t_inject_fault && 1 == t_rank && len > 0) {
+        ((uint8_t *) buf)[len / 2] ^= 0x40;
+        t_inject_fault = 0;
+    }
+}
+
+int t_check(const void *buf, size_t len, int sender, int msg, const char *what)
+{
+    const uint8_t *b = buf;
+    t_maybe_inject((void *) buf, len);
+    for (size_t i = 0; i < len; ++i) {
+        uint8_t want = t_pattern(sender, msg, i);
+        if (b[i] != want) {
+            fprintf(stderr,
+                    "%s: rank %d: %s: %zu bytes from rank %d (message %d): byte %zu is 0x%02x, "
+                    "expected 0x%02x\n",
+                    t_program, t_rank, what, len, sender, msg, i, b[i], want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int t_check_poison(const void *buf, size_t len, const char *what)
+{
+    const uint8_t *b = buf;
+    for (size_t i = 0; i < len; ++i) {
+        if (T_POISON != b[i]) {
+            fprintf(stderr, "%s: rank %d: %s: byte %zu outside the message was overwritten (0x%02x)\n",
+                    t_program, t_rank, what, i, b[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int t_check_equal(const void *got, const void *want, size_t len, const char *what)
+{
+    const uint8_t *g = got, *w = want;
+    t_maybe_inject((void *) got, len);
+    for (size_t i = 0; i < len; ++i) {
+        if (g[i] != w[i]) {
+            fprintf(stderr, "%s: rank %d: %s: byte %zu of %zu is 0x%02x, expected 0x%02x\n",
+                    t_program, t_rank, what, i, len, g[i], w[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void *t_alloc(size_t len, size_t misalign, size_t guard)
+{
+    uint8_t *base = NULL;
+    if (0 != posix_memalign((void **) &base, 64, len + misalign + 2 * guard + 64)) {
+        fprintf(stderr, "%s: rank %d: out of memory (%zu bytes)\n", t_program, t_rank, len);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* Keep the user pointer misaligned relative to 64 bytes even with a guard. */
+    size_t lead = (guard + 63) / 64 * 64 + misalign;
+    memset(base, T_POISON, len + misalign + 2 * guard + 64);
+    return base + lead;
+}
+
+void t_free(void *p, size_t misalign, size_t guard)
+{
+    size_t lead = (guard + 63) / 64 * 64 + misalign;
+    free((uint8_t *) p - lead);
+}
+
+const size_t *t_sizes(int *count)
+{
+    static const size_t sizes[] = {
+        0, 1, 3, 7, 8, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025,
+        4095, 4096, 4097, 8191, 8192, 8193, 16383, 16385, 32767, 32768, 32769,
+        65535, 65536, 65537, 131071, 131073, 262147, 524288, 1048573,
+        T_MiB + 3, 4 * T_MiB - 1, 4 * T_MiB + 5, 16 * T_MiB,
+    };
+    *count = (int) (sizeof(sizes) / sizeof(sizes[0]));
+    return sizes;
+}
