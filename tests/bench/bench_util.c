@@ -1,0 +1,153 @@
+/*
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "bench_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bu_parse_size(const char *text, size_t *out)
+{
+    char *end;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    if (NULL == text || !isdigit((unsigned char) text[0])) {
+        return -1;
+    }
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (0 != errno) {
+        return -1;
+    }
+    switch (toupper((unsigned char) *end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if ('\0' != *end || v > (SIZE_MAX >> shift)) {
+        return -1;
+    }
+    *out = (size_t) v << shift;
+    return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *) a, y = *(const size_t *) b;
+    return (x > y) - (x < y);
+}
+
+static int add_size(size_t *out, int *n, int max, size_t v)
+{
+    if (*n >= max) {
+        return -1;
+    }
+    out[(*n)++] = v;
+    return 0;
+}
+
+static int add_range(size_t *out, int *n, int max, size_t lo, size_t hi)
+{
+    if (lo > hi || add_size(out, n, max, lo) < 0) {
+        return -1;
+    }
+    for (size_t p = 1; p < hi && p <= SIZE_MAX / 2; p *= 2) {
+        if (p > lo && add_size(out, n, max, p) < 0) {
+            return -1;
+        }
+    }
+    return hi > lo ? add_size(out, n, max, hi) : 0;
+}
+
+int bu_parse_size_list(const char *text, size_t *out, int max)
+{
+    char *copy, *save = NULL, *item;
+    int n = 0, rc = 0;
+
+    if (NULL == text || '\0' == *text || NULL == (copy = strdup(text))) {
+        return -1;
+    }
+    for (item = strtok_r(copy, ",", &save); item && 0 == rc; item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':');
+        size_t lo, hi;
+        if (colon) {
+            *colon = '\0';
+            rc = (bu_parse_size(item, &lo) || bu_parse_size(colon + 1, &hi))
+                     ? -1 : add_range(out, &n, max, lo, hi);
+        } else {
+            rc = bu_parse_size(item, &lo) ? -1 : add_size(out, &n, max, lo);
+        }
+    }
+    free(copy);
+    if (rc < 0 || 0 == n) {
+        return -1;
+    }
+    qsort(out, (size_t) n, sizeof(*out), cmp_size);
+    int unique = 1;
+    for (int i = 1; i < n; ++i) {
+        if (out[i] != out[unique - 1]) {
+            out[unique++] = out[i];
+        }
+    }
+    return unique;
+}
+
+int bu_iterations(size_t msg_bytes, size_t target_bytes, int min_iters, int max_iters)
+{
+    size_t per = msg_bytes ? msg_bytes : 1;
+    size_t iters = target_bytes / per;
+    if (iters < (size_t) min_iters) {
+        return min_iters;
+    }
+    if (iters > (size_t) max_iters) {
+        return max_iters;
+    }
+    return (int) iters;
+}
+
+int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align)
+{
+    if (0 == align || 0 != (align & (align - 1)) || msg_bytes > SIZE_MAX - align) {
+        return -1;
+    }
+    size_t slot = (msg_bytes + align - 1) & ~(align - 1);
+    if (0 == slot) {
+        slot = align;
+    }
+    pool->slot_bytes = slot;
+    pool->nslots = pool_bytes / slot;
+    if (0 == pool->nslots) {
+        pool->nslots = 1;
+    }
+    pool->next = 0;
+    return 0;
+}
+
+size_t bu_pool_next(struct bu_pool *pool)
+{
+    size_t off = pool->next * pool->slot_bytes;
+    pool->next = (pool->next + 1) % pool->nslots;
+    return off;
+}
+
+size_t bu_pool_span(const struct bu_pool *pool)
+{
+    return pool->nslots * pool->slot_bytes;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+double bu_median(double *values, int n)
+{
+    qsort(values, (size_t) n, sizeof(*values), cmp_double);
+    return (n % 2) ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}

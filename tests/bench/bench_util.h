@@ -1,0 +1,51 @@
+/*
+ * The benchmark's pure logic (no MPI): size parsing, iteration scaling, the off-cache
+ * buffer pool, medians. Unit-tested in tests/unit/test_bench_util.cc.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SMX_BENCH_UTIL_H
+#define SMX_BENCH_UTIL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "4096", "4K", "16M", "1G" (binary multiples). 0 on success, -1 on bad input/overflow. */
+int bu_parse_size(const char *text, size_t *out);
+
+/* A comma-separated list of sizes and ranges "MIN:MAX" (MIN, then powers of two up to
+ * MAX, then MAX; "0:4M" is 0, 1, 2, 4, ... 4M). Sorted, duplicates removed. Returns the
+ * number of sizes, or -1 on bad input or more than 'max' sizes. */
+int bu_parse_size_list(const char *text, size_t *out, int max);
+
+/* Iterations for one timed sample: enough to move about 'target_bytes', within
+ * [min_iters, max_iters]. */
+int bu_iterations(size_t msg_bytes, size_t target_bytes, int min_iters, int max_iters);
+
+/* Buffers rotated through a pool so that successive messages touch different memory:
+ * with a pool larger than the last-level cache, every message starts off-cache. */
+struct bu_pool {
+    size_t slot_bytes; /* message size rounded up to the alignment */
+    size_t nslots;     /* slots in the pool (1 when not off-cache) */
+    size_t next;       /* index of the slot the next message uses */
+};
+
+/* Plan a pool of at most pool_bytes (0: no rotation, one slot) for messages of
+ * msg_bytes, each slot aligned to 'align' (a power of two). -1 on bad arguments. */
+int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align);
+/* Byte offset of the next slot; advances round-robin. */
+size_t bu_pool_next(struct bu_pool *pool);
+/* Bytes the pool spans. */
+size_t bu_pool_span(const struct bu_pool *pool);
+
+/* Median of n values (n > 0); 'values' is reordered. */
+double bu_median(double *values, int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

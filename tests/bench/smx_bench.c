@@ -1,0 +1,282 @@
+/*
+ * smx_bench: the project's MPI benchmark.
+ *
+ *   smx_bench [--mode pingpong|bw|alltoall] [--sizes LIST] [--off-cache MB]
+ *             [--samples N] [--window N] [--target-mb MB]
+ *
+ * pingpong  ranks 0 and 1: half the round trip (usec) and MB/s
+ * bw        ranks 0 -> 1: windows of --window Isends, one ack per window; MB/s
+ * alltoall  all ranks: time per MPI_Alltoall (usec) and MB/s sent per rank
+ *
+ * Each size is timed in --samples batches; the median batch is reported. With
+ * --off-cache, send and receive buffers rotate through pools of that many MB each, so
+ * every message starts outside the caches (like IMB's -off_cache). The first and last
+ * byte of every message carry a stamp that the receiver checks: a benchmark that moves
+ * wrong data fails instead of reporting a number.
+ *
+ * Output (rank 0, stdout): '#' comment lines, then CSV 'mode,bytes,iters,usec,mbps'.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "bench_util.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 128
+#define ALIGN 4096
+
+enum mode { MODE_PINGPONG, MODE_BW, MODE_ALLTOALL };
+static const char *mode_names[] = {"pingpong", "bw", "alltoall"};
+
+struct options {
+    enum mode mode;
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    size_t off_cache_bytes;
+    int samples;
+    int window;
+    size_t target_bytes;
+};
+
+static int rank, nranks;
+
+static void die(const char *msg)
+{
+    if (0 == rank) {
+        fprintf(stderr, "smx_bench: %s\n", msg);
+    }
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+static void parse(int argc, char **argv, struct options *o)
+{
+    size_t mb;
+    *o = (struct options){.mode = MODE_PINGPONG, .samples = 5, .window = 64,
+                          .target_bytes = (size_t) 64 << 20};
+    o->nsizes = bu_parse_size_list("0:4M", o->sizes, MAX_SIZES);
+    for (int i = 1; i < argc; ++i) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (NULL == val) {
+            die("every option takes a value (see the header of smx_bench.c)");
+        }
+        ++i;
+        if (0 == strcmp(opt, "--mode")) {
+            int m;
+            for (m = 0; m < 3 && strcmp(val, mode_names[m]); ++m) {
+            }
+            if (3 == m) {
+                die("--mode must be pingpong, bw or alltoall");
+            }
+            o->mode = (enum mode) m;
+        } else if (0 == strcmp(opt, "--sizes")) {
+            o->nsizes = bu_parse_size_list(val, o->sizes, MAX_SIZES);
+            if (o->nsizes < 0) {
+                die("--sizes: expected a list like 0,64,4K or a range like 0:4M");
+            }
+        } else if (0 == strcmp(opt, "--off-cache")) {
+            if (bu_parse_size(val, &mb) || mb > (1 << 16)) {
+                die("--off-cache: expected a pool size in MB (0 to 65536)");
+            }
+            o->off_cache_bytes = mb << 20;
+        } else if (0 == strcmp(opt, "--samples")) {
+            o->samples = atoi(val);
+            if (o->samples < 1 || o->samples > 1000) {
+                die("--samples: expected 1 to 1000");
+            }
+        } else if (0 == strcmp(opt, "--window")) {
+            o->window = atoi(val);
+            if (o->window < 1 || o->window > 4096) {
+                die("--window: expected 1 to 4096");
+            }
+        } else if (0 == strcmp(opt, "--target-mb")) {
+            if (bu_parse_size(val, &mb) || 0 == mb || mb > (1 << 16)) {
+                die("--target-mb: expected 1 to 65536");
+            }
+            o->target_bytes = mb << 20;
+        } else {
+            die("unknown option (see the header of smx_bench.c)");
+        }
+    }
+    if (MODE_ALLTOALL != o->mode && nranks < 2) {
+        die("pingpong and bw need at least 2 ranks");
+    }
+}
+
+/* A pool of message buffers: 'span' bytes rotated through in slots. */
+struct buffers {
+    uint8_t *base;
+    struct bu_pool pool;
+};
+
+static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes)
+{
+    if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN)) {
+        die("cannot plan the buffer pool");
+    }
+    size_t span = bu_pool_span(&b->pool);
+    if (posix_memalign((void **) &b->base, ALIGN, span)) {
+        die("out of memory for the buffer pool");
+    }
+    memset(b->base, 0, span); /* fault every page in before timing */
+}
+
+static uint8_t *buffers_next(struct buffers *b)
+{
+    return b->base + bu_pool_next(&b->pool);
+}
+
+static void stamp(uint8_t *buf, size_t len, int iter)
+{
+    if (len) {
+        buf[0] = (uint8_t) (iter % 251 + 1);
+        buf[len - 1] = (uint8_t) (iter % 241 + 3);
+    }
+}
+
+static void check_stamp(const uint8_t *buf, size_t len, int iter)
+{
+    if (len && (buf[0] != (uint8_t) (iter % 251 + 1) || buf[len - 1] != (uint8_t) (iter % 241 + 3))) {
+        fprintf(stderr, "smx_bench: rank %d: message %d of %zu bytes arrived with wrong data\n",
+                rank, iter, len);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+
+/* One timed batch of 'iters' operations; returns seconds per operation. */
+static double pingpong_batch(struct buffers *sb, struct buffers *rb, size_t len, int iters)
+{
+    int peer = 1 - rank;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+        uint8_t *s = buffers_next(sb), *r = buffers_next(rb);
+        if (0 == rank) {
+            stamp(s, len, i);
+            MPI_Send(s, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(r, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check_stamp(r, len, i);
+        } else {
+            MPI_Recv(r, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check_stamp(r, len, i);
+            stamp(s, len, i);
+            MPI_Send(s, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) / iters / 2.0;
+}
+
+static double bw_batch(struct buffers *sb, struct buffers *rb, size_t len, int iters, int window)
+{
+    MPI_Request *reqs = malloc(sizeof(*reqs) * (size_t) window);
+    uint8_t **bufs = malloc(sizeof(*bufs) * (size_t) window);
+    char ack = 0;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+        for (int w = 0; w < window; ++w) {
+            bufs[w] = buffers_next(0 == rank ? sb : rb);
+            if (0 == rank) {
+                stamp(bufs[w], len, w);
+                MPI_Isend(bufs[w], (int) len, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &reqs[w]);
+            } else {
+                MPI_Irecv(bufs[w], (int) len, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &reqs[w]);
+            }
+        }
+        MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+        if (1 == rank) {
+            for (int w = 0; w < window; ++w) {
+                check_stamp(bufs[w], len, w);
+            }
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    double t = (MPI_Wtime() - t0) / iters / window;
+    free(reqs);
+    free(bufs);
+    return t;
+}
+
+static double alltoall_batch(struct buffers *sb, struct buffers *rb, size_t len, int iters)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+        uint8_t *s = buffers_next(sb), *r = buffers_next(rb);
+        for (int p = 0; p < nranks; ++p) {
+            stamp(s + (size_t) p * len, len, i + rank);
+        }
+        MPI_Alltoall(s, (int) len, MPI_BYTE, r, (int) len, MPI_BYTE, MPI_COMM_WORLD);
+        for (int p = 0; p < nranks; ++p) {
+            check_stamp(r + (size_t) p * len, len, i + p);
+        }
+    }
+    return (MPI_Wtime() - t0) / iters;
+}
+
+static double run_batch(const struct options *o, struct buffers *sb, struct buffers *rb,
+                        size_t len, int iters)
+{
+    double t = 0;
+    if (MODE_ALLTOALL == o->mode) {
+        t = alltoall_batch(sb, rb, len, iters);
+    } else if (rank < 2) {
+        t = MODE_BW == o->mode ? bw_batch(sb, rb, len, iters, o->window)
+                               : pingpong_batch(sb, rb, len, iters);
+    }
+    /* Rank 0's view decides; everyone leaves the batch together. */
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+}
+
+static void measure(const struct options *o, size_t len)
+{
+    /* alltoall moves nranks blocks per call and per buffer */
+    size_t msg = MODE_ALLTOALL == o->mode ? len * (size_t) nranks : len;
+    size_t per_op = MODE_BW == o->mode ? len * (size_t) o->window : msg;
+    int iters = bu_iterations(per_op, o->target_bytes / (size_t) o->samples, 2, 100000);
+    if (MODE_BW == o->mode && iters > 1000) {
+        iters = 1000;
+    }
+    struct buffers sb, rb;
+    double *t = malloc(sizeof(double) * (size_t) o->samples);
+
+    buffers_init(&sb, o->off_cache_bytes, msg);
+    buffers_init(&rb, o->off_cache_bytes, msg);
+    run_batch(o, &sb, &rb, len, iters / 10 + 1); /* warm-up: connections, registrations */
+    for (int s = 0; s < o->samples; ++s) {
+        t[s] = run_batch(o, &sb, &rb, len, iters);
+    }
+    double sec = bu_median(t, o->samples);
+    if (0 == rank) {
+        double bytes = MODE_ALLTOALL == o->mode ? (double) len * (nranks - 1) : (double) len;
+        printf("%s,%zu,%d,%.4f,%.2f\n", mode_names[o->mode], len, iters, sec * 1e6,
+               sec > 0 ? bytes / sec / 1e6 : 0.0);
+        fflush(stdout);
+    }
+    free(t);
+    free(sb.base);
+    free(rb.base);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    parse(argc, argv, &o);
+    if (0 == rank) {
+        printf("# smx_bench mode=%s ranks=%d off_cache_mb=%zu samples=%d window=%d\n",
+               mode_names[o.mode], nranks, o.off_cache_bytes >> 20, o.samples, o.window);
+        printf("mode,bytes,iters,usec,mbps\n");
+    }
+    for (int i = 0; i < o.nsizes; ++i) {
+        measure(&o, o.sizes[i]);
+    }
+    MPI_Finalize();
+    return 0;
+}

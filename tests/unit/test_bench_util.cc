@@ -1,0 +1,127 @@
+// Unit tests of the benchmark's pure logic (tests/bench/bench_util.c).
+// SPDX-License-Identifier: BSD-3-Clause
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "../bench/bench_util.h"
+
+TEST(ParseSize, AcceptsPlainNumbersAndBinarySuffixes)
+{
+    size_t v = 0;
+    EXPECT_EQ(0, bu_parse_size("0", &v));
+    EXPECT_EQ(0u, v);
+    EXPECT_EQ(0, bu_parse_size("4097", &v));
+    EXPECT_EQ(4097u, v);
+    EXPECT_EQ(0, bu_parse_size("4K", &v));
+    EXPECT_EQ(4096u, v);
+    EXPECT_EQ(0, bu_parse_size("16m", &v));
+    EXPECT_EQ(16u << 20, v);
+    EXPECT_EQ(0, bu_parse_size("1G", &v));
+    EXPECT_EQ(1u << 30, v);
+}
+
+TEST(ParseSize, RejectsGarbageNegativeAndOverflow)
+{
+    size_t v = 123;
+    EXPECT_EQ(-1, bu_parse_size("", &v));
+    EXPECT_EQ(-1, bu_parse_size("-1", &v));
+    EXPECT_EQ(-1, bu_parse_size("4KB", &v));
+    EXPECT_EQ(-1, bu_parse_size("K", &v));
+    EXPECT_EQ(-1, bu_parse_size("99999999999999999999", &v));
+    EXPECT_EQ(-1, bu_parse_size("18446744073709551615G", &v));
+    EXPECT_EQ(123u, v) << "a refused size must not change the output";
+}
+
+TEST(ParseSizeList, RangeIsMinThenPowersOfTwoThenMax)
+{
+    size_t out[64];
+    int n = bu_parse_size_list("0:16", out, 64);
+    ASSERT_EQ(6, n);
+    std::vector<size_t> got(out, out + n), want{0, 1, 2, 4, 8, 16};
+    EXPECT_EQ(want, got);
+
+    n = bu_parse_size_list("3:20", out, 64);
+    ASSERT_EQ(5, n);
+    std::vector<size_t> got2(out, out + n), want2{3, 4, 8, 16, 20};
+    EXPECT_EQ(want2, got2);
+}
+
+TEST(ParseSizeList, MixedListIsSortedAndUnique)
+{
+    size_t out[64];
+    int n = bu_parse_size_list("4K,1,0:2,4096,7", out, 64);
+    ASSERT_EQ(5, n);
+    std::vector<size_t> got(out, out + n), want{0, 1, 2, 7, 4096};
+    EXPECT_EQ(want, got);
+}
+
+TEST(ParseSizeList, RejectsBadItemsReversedRangesAndTooMany)
+{
+    size_t out[4];
+    EXPECT_EQ(-1, bu_parse_size_list("", out, 4));
+    EXPECT_EQ(-1, bu_parse_size_list("1,,x", out, 4));
+    EXPECT_EQ(-1, bu_parse_size_list("8:4", out, 4));
+    EXPECT_EQ(-1, bu_parse_size_list("0:1M", out, 4)) << "22 sizes do not fit in 4";
+}
+
+TEST(Iterations, ScaleInverselyWithSizeWithinBounds)
+{
+    EXPECT_EQ(100, bu_iterations(1 << 20, 100 << 20, 2, 1000));
+    EXPECT_EQ(2, bu_iterations(64 << 20, 1 << 20, 2, 1000)) << "never below the minimum";
+    EXPECT_EQ(1000, bu_iterations(0, 1 << 20, 2, 1000)) << "0-byte messages hit the maximum";
+    EXPECT_GT(bu_iterations(64, 1 << 20, 2, 100000), bu_iterations(4096, 1 << 20, 2, 100000));
+}
+
+TEST(Pool, WithoutOffCacheEveryMessageUsesTheSameSlot)
+{
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, 0, 1000, 4096));
+    EXPECT_EQ(1u, p.nslots);
+    EXPECT_EQ(0u, bu_pool_next(&p));
+    EXPECT_EQ(0u, bu_pool_next(&p));
+    EXPECT_EQ(4096u, bu_pool_span(&p));
+}
+
+TEST(Pool, OffCacheSlotsAreDistinctAlignedAndStayInsideThePool)
+{
+    const size_t pool_bytes = 1 << 20, msg = 5000, align = 4096;
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, pool_bytes, msg, align));
+    EXPECT_LE(bu_pool_span(&p), pool_bytes);
+    std::set<size_t> seen;
+    for (size_t i = 0; i < p.nslots; ++i) {
+        size_t off = bu_pool_next(&p);
+        EXPECT_EQ(0u, off % align);
+        EXPECT_LE(off + msg, bu_pool_span(&p));
+        seen.insert(off);
+    }
+    EXPECT_EQ(p.nslots, seen.size()) << "a full cycle visits every slot once";
+    EXPECT_EQ(0u, bu_pool_next(&p)) << "then starts over";
+}
+
+TEST(Pool, MessageLargerThanThePoolGetsOneSlot)
+{
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, 1 << 20, 4 << 20, 64));
+    EXPECT_EQ(1u, p.nslots);
+    EXPECT_GE(bu_pool_span(&p), 4u << 20);
+}
+
+TEST(Pool, RejectsAlignmentThatIsNotAPowerOfTwo)
+{
+    bu_pool p;
+    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 0));
+    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 48));
+}
+
+TEST(Median, OddAndEvenCounts)
+{
+    double odd[] = {5, 1, 3};
+    EXPECT_DOUBLE_EQ(3, bu_median(odd, 3));
+    double even[] = {4, 1, 3, 2};
+    EXPECT_DOUBLE_EQ(2.5, bu_median(even, 4));
+    double one[] = {7};
+    EXPECT_DOUBLE_EQ(7, bu_median(one, 1));
+}
