@@ -66,7 +66,7 @@ step_packages() {
 	smx_log "checking Debian packages"
 	smx_need_packages build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
-		qemu-system-x86 busybox-static cpio kmod dpkg-dev python3 file
+		qemu-system-x86 busybox-static cpio kmod dwarves dpkg-dev python3 file
 }
 
 # One-line verdict on an Open MPI installation; empty output means usable.
@@ -154,9 +154,13 @@ step_ompi() {
 	fi
 }
 
+# The guest's kernels: bookworm's (the default guest, and the tree kmod/ is built against
+# when the running kernel has none) and bookworm-backports' (the module's second series).
 step_vm_kernel() {
-	VM_KERNEL_DIR=$("$SMX_TOP/tests/vm/prepare-kernel" --print-dir) ||
-		smx_die "could not prepare the VM kernel"
+	VM_KERNEL_DIR=$("$SMX_TOP/tests/vm/prepare-kernel" --series bookworm --print-dir) ||
+		smx_die "could not prepare the VM kernel (bookworm)"
+	"$SMX_TOP/tests/vm/prepare-kernel" --series bookworm-backports >/dev/null ||
+		smx_die "could not prepare the VM kernel (bookworm-backports)"
 }
 
 step_build() {
