@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/*
+ * knemlike: single copy between the address spaces of processes on one node.
+ *
+ * The only contract between the kernel module and user space. A process declares a
+ * vector of its memory as a region and gets a cookie; a peer that holds the cookie asks
+ * the kernel to copy between its own memory and the region. Both sides include this
+ * header; KNEMLIKE_ABI_VERSION changes whenever a structure or a meaning changes, and
+ * user space must check it with KNEMLIKE_IOC_GET_INFO before anything else.
+ *
+ * Errors (negated errno values from ioctl):
+ *   EINVAL  malformed request: unknown flag or direction, nonzero reserved field,
+ *           zero-length or overflowing segment, no segment
+ *   E2BIG   more segments than the module's max_segments, or a region larger than
+ *           max_region_mb
+ *   EMFILE  this open file already holds max_regions_per_file regions
+ *   ENOENT  no such region: unknown cookie, wrong generation, destroyed or used up
+ *   EPERM   the region belongs to another user and was not created KNEMLIKE_FLAG_ANY_USER
+ *   EACCES  the region's protection forbids this direction
+ *   ERANGE  offset + length runs past the end of the region
+ *   EFAULT  a local address (segment vector or data) is not accessible
+ *   ESTALE  the owner no longer has memory mapped where the region says
+ *   ESRCH   the owner's address space is gone (the owner exited)
+ *   EINTR   a fatal signal arrived during the copy
+ *   ENOTTY  unknown ioctl command (including a known one with the wrong size)
+ */
+#ifndef _UAPI_LINUX_KNEMLIKE_H
+#define _UAPI_LINUX_KNEMLIKE_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define KNEMLIKE_ABI_VERSION	1
+#define KNEMLIKE_DEVICE_NAME	"knemlike"
+
+/* One piece of memory: user-space address and length in bytes. */
+struct knemlike_segment {
+	__u64 addr;
+	__u64 len;
+};
+
+/* Feature bits of knemlike_info.features. */
+#define KNEMLIKE_FEATURE_VECTOR_COPY	(1U << 0)	/* vectors on both sides */
+#define KNEMLIKE_FEATURE_FOLLOWS_MAPPING	(1U << 1)	/* copies see the owner's current mapping */
+
+struct knemlike_info {
+	__u32 abi_version;		/* out: KNEMLIKE_ABI_VERSION of the module */
+	__u32 features;			/* out: KNEMLIKE_FEATURE_* */
+	__u32 max_segments;		/* out: per region and per local vector */
+	__u32 max_regions_per_file;	/* out */
+	__u64 max_region_bytes;		/* out */
+	__u64 reserved[4];		/* out: zero */
+};
+
+/* Protection of a region: what peers may do with it. */
+#define KNEMLIKE_PROT_READ	(1U << 0)	/* peers may copy from the region */
+#define KNEMLIKE_PROT_WRITE	(1U << 1)	/* peers may copy into the region */
+
+/* Flags of a region. */
+#define KNEMLIKE_FLAG_SINGLE_USE	(1U << 0)	/* gone after its first successful copy */
+#define KNEMLIKE_FLAG_ANY_USER		(1U << 1)	/* processes of other users may use it */
+
+struct knemlike_create {
+	__u64 segments;		/* in: address of an array of struct knemlike_segment */
+	__u32 nr_segments;	/* in: 1 .. max_segments */
+	__u32 prot;		/* in: KNEMLIKE_PROT_*, at least one */
+	__u32 flags;		/* in: KNEMLIKE_FLAG_* */
+	__u32 reserved;		/* in: zero */
+	__u64 cookie;		/* out: names the region; never a kernel address */
+};
+
+struct knemlike_destroy {
+	__u64 cookie;		/* in: a region created through this open file */
+};
+
+/* Directions of a copy. */
+#define KNEMLIKE_COPY_FROM_REGION	0	/* region -> local memory (needs PROT_READ) */
+#define KNEMLIKE_COPY_TO_REGION		1	/* local memory -> region (needs PROT_WRITE) */
+
+struct knemlike_copy {
+	__u64 cookie;		/* in: the remote region */
+	__u64 offset;		/* in: byte offset into the region */
+	__u64 local_segments;	/* in: address of an array of struct knemlike_segment */
+	__u32 nr_local_segments;/* in: 0 .. max_segments; zero-length segments allowed */
+	__u32 direction;	/* in: KNEMLIKE_COPY_* */
+	__u32 flags;		/* in: zero */
+	__u32 reserved;		/* in: zero */
+	__u64 bytes;		/* out: bytes copied (the sum of the local lengths) */
+};
+
+#define KNEMLIKE_IOC_MAGIC	0xB7
+#define KNEMLIKE_IOC_GET_INFO	_IOR(KNEMLIKE_IOC_MAGIC, 0x00, struct knemlike_info)
+#define KNEMLIKE_IOC_CREATE	_IOWR(KNEMLIKE_IOC_MAGIC, 0x01, struct knemlike_create)
+#define KNEMLIKE_IOC_DESTROY	_IOW(KNEMLIKE_IOC_MAGIC, 0x02, struct knemlike_destroy)
+#define KNEMLIKE_IOC_COPY	_IOWR(KNEMLIKE_IOC_MAGIC, 0x03, struct knemlike_copy)
+
+#endif /* _UAPI_LINUX_KNEMLIKE_H */

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * knemlike: the character device /dev/knemlike, its module parameters and the ioctl
+ * dispatcher. Each ioctl copies its argument in, calls one operation, and copies the
+ * result out; when that last copy fails, the operation is undone where it can be.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "knemlike_internal.h"
+
+unsigned int knemlike_max_segments = 4096;
+module_param_named(max_segments, knemlike_max_segments, uint, 0644);
+MODULE_PARM_DESC(max_segments, "Most segments in a region or a local copy vector (default 4096)");
+
+unsigned int knemlike_max_regions_per_file = 65536;
+module_param_named(max_regions_per_file, knemlike_max_regions_per_file, uint, 0644);
+MODULE_PARM_DESC(max_regions_per_file, "Most live regions per open file (default 65536)");
+
+unsigned int knemlike_max_region_mb = 65536;
+module_param_named(max_region_mb, knemlike_max_region_mb, uint, 0644);
+MODULE_PARM_DESC(max_region_mb, "Largest region, in MiB (default 65536)");
+
+static int knemlike_open(struct inode *inode, struct file *file)
+{
+	struct knemlike_file *kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+
+	if (!kf)
+		return -ENOMEM;
+	mutex_init(&kf->lock);
+	INIT_LIST_HEAD(&kf->regions);
+	file->private_data = kf;
+	return 0;
+}
+
+static int knemlike_release(struct inode *inode, struct file *file)
+{
+	struct knemlike_file *kf = file->private_data;
+
+	knemlike_file_release_regions(kf);
+	mutex_destroy(&kf->lock);
+	kfree(kf);
+	return 0;
+}
+
+static long knemlike_ioctl_get_info(void __user *uarg)
+{
+	struct knemlike_info info = {
+		.abi_version = KNEMLIKE_ABI_VERSION,
+		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING,
+		.max_segments = knemlike_max_segments,
+		.max_regions_per_file = knemlike_max_regions_per_file,
+		.max_region_bytes = (u64)knemlike_max_region_mb << 20,
+	};
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long knemlike_ioctl_create(struct knemlike_file *kf, void __user *uarg)
+{
+	struct knemlike_create req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	err = knemlike_region_create(kf, &req);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		/* The caller never learns the cookie: take the region back. */
+		knemlike_region_destroy(kf, req.cookie);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long knemlike_ioctl_destroy(struct knemlike_file *kf, void __user *uarg)
+{
+	struct knemlike_destroy req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	return knemlike_region_destroy(kf, req.cookie);
+}
+
+static long knemlike_ioctl_copy(void __user *uarg)
+{
+	struct knemlike_copy req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	err = knemlike_copy(&req);
+	if (err)
+		return err;
+	/* The data has moved; only the report of it can fail now. */
+	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct knemlike_file *kf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long err;
+
+	switch (cmd) {
+	case KNEMLIKE_IOC_GET_INFO:
+		err = knemlike_ioctl_get_info(uarg);
+		break;
+	case KNEMLIKE_IOC_CREATE:
+		err = knemlike_ioctl_create(kf, uarg);
+		break;
+	case KNEMLIKE_IOC_DESTROY:
+		err = knemlike_ioctl_destroy(kf, uarg);
+		break;
+	case KNEMLIKE_IOC_COPY:
+		err = knemlike_ioctl_copy(uarg);
+		break;
+	default:
+		err = -ENOTTY;
+		break;
+	}
+	return err ? knemlike_refuse(err) : 0;
+}
+
+static const struct file_operations knemlike_fops = {
+	.owner = THIS_MODULE,	/* holds the module while the device is open */
+	.open = knemlike_open,
+	.release = knemlike_release,
+	.unlocked_ioctl = knemlike_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,	/* every field is fixed-width */
+	.llseek = noop_llseek,
+};
+
+/* Mode 0666: every access is checked per region (owner uid, protection); sites that want
+ * fewer users of the device restrict it with a udev rule (contrib/udev).
+ */
+static struct miscdevice knemlike_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = KNEMLIKE_DEVICE_NAME,
+	.fops = &knemlike_fops,
+	.mode = 0666,
+	.groups = knemlike_attr_groups,
+};
+
+static int __init knemlike_init(void)
+{
+	int err;
+
+	if (!knemlike_max_segments || !knemlike_max_regions_per_file || !knemlike_max_region_mb) {
+		pr_err("knemlike: max_segments, max_regions_per_file and max_region_mb must be > 0\n");
+		return -EINVAL;
+	}
+	err = knemlike_regions_init();
+	if (err)
+		return err;
+	err = misc_register(&knemlike_misc);
+	if (err) {
+		knemlike_regions_exit();
+		return err;
+	}
+	pr_info("knemlike: ABI %u, /dev/%s ready\n", KNEMLIKE_ABI_VERSION, KNEMLIKE_DEVICE_NAME);
+	return 0;
+}
+
+static void __exit knemlike_exit(void)
+{
+	misc_deregister(&knemlike_misc);
+	knemlike_regions_exit();
+}
+
+module_init(knemlike_init);
+module_exit(knemlike_exit);
+
+MODULE_DESCRIPTION("Single copy between processes through cookies to memory regions");
+MODULE_AUTHOR("ompi-smx authors");
+MODULE_LICENSE("Dual BSD/GPL");

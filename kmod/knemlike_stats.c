@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * knemlike: counters, read-only in /sys/class/misc/knemlike/stats/.
+ */
+#include <linux/device.h>
+#include <linux/errno.h>
+#include <linux/sysfs.h>
+
+#include "knemlike_internal.h"
+
+struct knemlike_stats knemlike_stats;
+
+int knemlike_refuse(int err)
+{
+	switch (err) {
+	case -EINVAL:
+	case -EFAULT:
+	case -ENOTTY:
+		knemlike_count(refused_bad_request);
+		break;
+	case -E2BIG:
+	case -EMFILE:
+		knemlike_count(refused_limit);
+		break;
+	case -ENOENT:
+		knemlike_count(refused_no_region);
+		break;
+	case -EPERM:
+	case -EACCES:
+		knemlike_count(refused_permission);
+		break;
+	case -ERANGE:
+		knemlike_count(refused_bounds);
+		break;
+	case -ESTALE:
+		knemlike_count(refused_stale);
+		break;
+	case -ESRCH:
+		knemlike_count(refused_owner_gone);
+		break;
+	}
+	return err;
+}
+
+#define KNEMLIKE_COUNTER_ATTR(name)						\
+static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
+			   char *buf)						\
+{										\
+	return sysfs_emit(buf, "%lld\n",					\
+			  (long long)atomic64_read(&knemlike_stats.name));	\
+}										\
+static DEVICE_ATTR_RO(name)
+
+KNEMLIKE_COUNTER_ATTR(regions_live);
+KNEMLIKE_COUNTER_ATTR(regions_created);
+KNEMLIKE_COUNTER_ATTR(regions_destroyed);
+KNEMLIKE_COUNTER_ATTR(copies);
+KNEMLIKE_COUNTER_ATTR(bytes_copied);
+KNEMLIKE_COUNTER_ATTR(pages_pinned);
+KNEMLIKE_COUNTER_ATTR(refused_bad_request);
+KNEMLIKE_COUNTER_ATTR(refused_limit);
+KNEMLIKE_COUNTER_ATTR(refused_no_region);
+KNEMLIKE_COUNTER_ATTR(refused_permission);
+KNEMLIKE_COUNTER_ATTR(refused_bounds);
+KNEMLIKE_COUNTER_ATTR(refused_stale);
+KNEMLIKE_COUNTER_ATTR(refused_owner_gone);
+
+static struct attribute *knemlike_stats_attrs[] = {
+	&dev_attr_regions_live.attr,
+	&dev_attr_regions_created.attr,
+	&dev_attr_regions_destroyed.attr,
+	&dev_attr_copies.attr,
+	&dev_attr_bytes_copied.attr,
+	&dev_attr_pages_pinned.attr,
+	&dev_attr_refused_bad_request.attr,
+	&dev_attr_refused_limit.attr,
+	&dev_attr_refused_no_region.attr,
+	&dev_attr_refused_permission.attr,
+	&dev_attr_refused_bounds.attr,
+	&dev_attr_refused_stale.attr,
+	&dev_attr_refused_owner_gone.attr,
+	NULL,
+};
+
+static const struct attribute_group knemlike_stats_group = {
+	.name = "stats",
+	.attrs = knemlike_stats_attrs,
+};
+
+const struct attribute_group *knemlike_attr_groups[] = {
+	&knemlike_stats_group,
+	NULL,
+};

@@ -1,0 +1,388 @@
+/*
+ * A hostile caller: bad and kernel addresses, huge counts, overflowing lengths, ioctls of
+ * the wrong size and unknown ones, randomized requests, a cookie used by another user,
+ * destroy / close / kill -9 racing copies, and thousands of create/destroy cycles. The
+ * module must refuse each with the documented errno, never crash, and leave its counters
+ * where they started. (The harness then checks the kernel log for warnings.)
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "kl.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define KERNEL_PTR 0xffff888000000000ull
+
+static void test_bad_addresses(int fd)
+{
+    char buf[4096];
+    struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
+    struct knemlike_segment kseg = {KERNEL_PTR, 4096};
+    uint64_t cookie = 0;
+
+    struct knemlike_create c = {.segments = KERNEL_PTR, .nr_segments = 1,
+                                .prot = KNEMLIKE_PROT_READ};
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_CREATE, &c), EFAULT, "segment vector at a kernel address");
+    c.segments = 0;
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_CREATE, &c), EFAULT, "NULL segment vector");
+    CHECK_ERR(kl_create(fd, &kseg, 1, KNEMLIKE_PROT_READ, 0, NULL), EFAULT,
+              "region over kernel memory");
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_CREATE, (void *) (uintptr_t) KERNEL_PTR), EFAULT,
+              "ioctl argument at a kernel address");
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_GET_INFO, NULL), EFAULT, "NULL info argument");
+
+    CHECK_ERR(kl_create(fd, &seg, 1, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
+              "create");
+    CHECK_ERR(kl_copy(fd, cookie, 0, &kseg, 1, KNEMLIKE_COPY_FROM_REGION, NULL), EFAULT,
+              "copy from a region into kernel memory");
+    CHECK_ERR(kl_copy(fd, cookie, 0, &kseg, 1, KNEMLIKE_COPY_TO_REGION, NULL), EFAULT,
+              "copy from kernel memory into a region");
+    struct knemlike_copy cp = {.cookie = cookie, .local_segments = KERNEL_PTR,
+                               .nr_local_segments = 1};
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_COPY, &cp), EFAULT, "local vector at a kernel address");
+    struct knemlike_segment unmapped = {0x100000, 4096}; /* below any mapping */
+    CHECK_ERR(kl_copy(fd, cookie, 0, &unmapped, 1, KNEMLIKE_COPY_FROM_REGION, NULL), EFAULT,
+              "copy into unmapped local memory");
+    /* A read-only local page must not be written through the kernel. */
+    void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct knemlike_segment roseg = {(uintptr_t) ro, 4096};
+    CHECK_ERR(kl_copy(fd, cookie, 0, &roseg, 1, KNEMLIKE_COPY_FROM_REGION, NULL), EFAULT,
+              "copy into a read-only local page");
+    munmap(ro, 4096);
+    kl_destroy(fd, cookie);
+}
+
+static void test_sizes_and_counts(int fd)
+{
+    char buf[64];
+    struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
+    struct knemlike_segment wrap = {0xfffffffffffff000ull, 0x2000};
+    struct knemlike_segment huge[2] = {{(uintptr_t) buf, 1ull << 63}, {(uintptr_t) buf, 1ull << 63}};
+    uint64_t cookie = 0;
+
+    CHECK_ERR(kl_create(fd, &seg, 0xffffffffu, KNEMLIKE_PROT_READ, 0, NULL), E2BIG,
+              "4G segments");
+    CHECK_ERR(kl_create(fd, &wrap, 1, KNEMLIKE_PROT_READ, 0, NULL), EINVAL,
+              "segment whose end wraps around");
+    /* Each owner segment must lie in user space, so no sum of them can wrap: the first
+     * 2^63-byte segment is refused as out of the address space. */
+    CHECK_ERR(kl_create(fd, huge, 2, KNEMLIKE_PROT_READ, 0, NULL), EFAULT,
+              "segments larger than the user address space");
+    struct knemlike_segment toolong = {(uintptr_t) buf, 1ull << 46};
+    int rc = kl_create(fd, &toolong, 1, KNEMLIKE_PROT_READ, 0, NULL);
+    CHECK(-E2BIG == rc || -EFAULT == rc, "64 TiB region: got %d", rc);
+
+    CHECK_ERR(kl_create(fd, &seg, 1, KNEMLIKE_PROT_READ, 0, &cookie), 0, "create");
+    CHECK_ERR(kl_copy(fd, cookie, 0, &seg, 0xffffffffu, 0, NULL), E2BIG, "4G local segments");
+    CHECK_ERR(kl_copy(fd, cookie, 0, &wrap, 1, 0, NULL), EINVAL, "local segment that wraps");
+    CHECK_ERR(kl_copy(fd, cookie, 0, huge, 2, 0, NULL), EINVAL, "local lengths past 2^64");
+    kl_destroy(fd, cookie);
+}
+
+static void test_bad_commands(int fd)
+{
+    uint8_t arg[512] = {0};
+    CHECK_ERR(kl_ioctl(fd, _IOWR(KNEMLIKE_IOC_MAGIC, 0x01, uint32_t), arg), ENOTTY,
+              "create with a truncated structure");
+    CHECK_ERR(kl_ioctl(fd, _IOWR(KNEMLIKE_IOC_MAGIC, 0x03, uint8_t[sizeof(struct knemlike_copy) + 8]),
+                       arg), ENOTTY, "copy with an oversized structure");
+    CHECK_ERR(kl_ioctl(fd, _IOR(KNEMLIKE_IOC_MAGIC, 0x00, uint64_t), arg), ENOTTY,
+              "info with a truncated structure");
+    CHECK_ERR(kl_ioctl(fd, _IO(KNEMLIKE_IOC_MAGIC, 0x7f), arg), ENOTTY, "unknown command");
+    CHECK_ERR(kl_ioctl(fd, 0, arg), ENOTTY, "command 0");
+    CHECK_ERR(kl_ioctl(fd, 0xffffffffu, arg), ENOTTY, "command ~0");
+}
+
+/* Randomized requests. Pointers are invalid, kernel, or into a scratch area of our own, so
+ * even a request that succeeds only moves bytes inside the scratch area. */
+static uint64_t pick_address(uint8_t *scratch, size_t scratch_len)
+{
+    switch (rand() % 5) {
+    case 0: return 0;
+    case 1: return KERNEL_PTR + (uint64_t) rand() * 4096;
+    case 2: return 0xfffffffffffff000ull + (uint64_t) (rand() % 4096);
+    default: return (uintptr_t) scratch + (uint64_t) (rand() % (int) scratch_len);
+    }
+}
+
+static void test_random_requests(int fd, int rounds)
+{
+    static const int allowed[] = {0, EINVAL, E2BIG, EMFILE, ENOENT, EPERM, EACCES, ERANGE,
+                                  EFAULT, ESTALE, ESRCH, ENOTTY, ENOMEM};
+    const size_t scratch_len = 1 << 16;
+    uint8_t *scratch = malloc(scratch_len);
+    struct knemlike_segment segs[8];
+    uint64_t cookies[16] = {0};
+    int unexpected = 0, succeeded = 0;
+    long long live = kl_counter("regions_live");
+
+    srand(12345);
+    for (int r = 0; r < rounds; ++r) {
+        union {
+            struct knemlike_create create;
+            struct knemlike_copy copy;
+            struct knemlike_destroy destroy;
+            uint8_t bytes[64];
+        } arg;
+        for (size_t i = 0; i < sizeof(arg.bytes); ++i) {
+            arg.bytes[i] = (uint8_t) rand();
+        }
+        for (int i = 0; i < 8; ++i) {
+            segs[i].addr = pick_address(scratch, scratch_len);
+            segs[i].len = rand() % 3 ? (uint64_t) (rand() % 8192) : (uint64_t) rand() << 32;
+        }
+        unsigned long cmd;
+        int kind = rand() % 5;
+        if (0 == kind) {
+            cmd = KNEMLIKE_IOC_CREATE;
+            arg.create.segments = rand() % 4 ? (uintptr_t) segs : pick_address(scratch, scratch_len);
+            arg.create.nr_segments %= rand() % 2 ? 9 : 0xffffffffu;
+            arg.create.prot %= 5;
+            arg.create.flags %= 5;
+            arg.create.reserved = rand() % 8 ? 0 : arg.create.reserved;
+        } else if (1 == kind) {
+            cmd = KNEMLIKE_IOC_COPY;
+            arg.copy.cookie = rand() % 2 ? cookies[rand() % 16] : arg.copy.cookie;
+            arg.copy.offset %= rand() % 2 ? 70000 : UINT64_MAX;
+            arg.copy.local_segments = rand() % 4 ? (uintptr_t) segs : pick_address(scratch, scratch_len);
+            arg.copy.nr_local_segments %= 9;
+            arg.copy.direction %= 3;
+            arg.copy.flags = rand() % 8 ? 0 : arg.copy.flags;
+            arg.copy.reserved = 0;
+        } else if (2 == kind) {
+            cmd = KNEMLIKE_IOC_DESTROY;
+            arg.destroy.cookie = rand() % 2 ? cookies[rand() % 16] : arg.destroy.cookie;
+        } else if (3 == kind) {
+            cmd = KNEMLIKE_IOC_GET_INFO;
+        } else {
+            cmd = ((unsigned long) rand() << 1) ^ (unsigned long) rand();
+        }
+        int rc = kl_ioctl(fd, cmd, &arg);
+        if (0 == rc && KNEMLIKE_IOC_CREATE == cmd) {
+            cookies[rand() % 16] = arg.create.cookie;
+        }
+        succeeded += 0 == rc;
+        int ok = 0;
+        for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); ++i) {
+            ok |= -rc == allowed[i];
+        }
+        if (!ok && unexpected++ < 5) {
+            fprintf(stderr, "random request %d (cmd 0x%lx): unexpected errno %d (%s)\n", r, cmd,
+                    -rc, strerror(-rc));
+        }
+    }
+    CHECK(0 == unexpected, "%d random requests got an undocumented errno", unexpected);
+    printf("  %d random requests, %d succeeded\n", rounds, succeeded);
+    int fd2 = dup(fd);
+    close(fd2); /* dup/close must not release the regions: the file is still open */
+    CHECK(kl_counter("regions_live") >= live, "regions vanished on close of a dup");
+    free(scratch);
+}
+
+static void test_other_user(int fd)
+{
+    static char secret[4096] = "root's secret";
+    uint64_t private_cookie, shared_cookie;
+    CHECK_ERR(kl_create1(fd, secret, sizeof(secret), KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0,
+                         &private_cookie), 0, "create private");
+    CHECK_ERR(kl_create1(fd, secret, sizeof(secret), KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_ANY_USER,
+                         &shared_cookie), 0, "create shared");
+    pid_t pid = fork();
+    if (0 == pid) {
+        char got[4096] = {0};
+        if (setuid(65534)) {
+            perror("setuid");
+            _exit(10);
+        }
+        int cfd = kl_open();
+        if (kl_copy1(cfd, private_cookie, 0, got, sizeof(got), KNEMLIKE_COPY_FROM_REGION) != -EPERM)
+            _exit(11);
+        if (kl_copy1(cfd, private_cookie, 0, got, 16, KNEMLIKE_COPY_TO_REGION) != -EPERM)
+            _exit(12);
+        if (0 != got[0])
+            _exit(13);
+        if (kl_destroy(cfd, private_cookie) != -ENOENT)
+            _exit(14);
+        if (kl_copy1(cfd, shared_cookie, 0, got, sizeof(got), KNEMLIKE_COPY_FROM_REGION) != 0)
+            _exit(15);
+        if (strcmp(got, "root's secret"))
+            _exit(16);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status),
+          "another user's process: check %d failed (11-12: not EPERM, 13: data leaked, "
+          "14: destroyed another file's region, 15-16: ANY_USER refused)",
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    kl_destroy(fd, private_cookie);
+    kl_destroy(fd, shared_cookie);
+}
+
+/* Threads copy while another thread destroys and re-creates the region. */
+struct race {
+    int fd;
+    uint8_t *mem;
+    size_t len;
+    _Atomic uint64_t cookie;
+    atomic_int stop;
+    atomic_int bad;
+    atomic_long copies;
+};
+
+static void *race_copier(void *p)
+{
+    struct race *r = p;
+    uint8_t *buf = malloc(r->len);
+    while (!atomic_load(&r->stop)) {
+        int rc = kl_copy1(r->fd, atomic_load(&r->cookie), 0, buf, r->len, KNEMLIKE_COPY_FROM_REGION);
+        if (rc && rc != -ENOENT && rc != -ESRCH) {
+            if (atomic_fetch_add(&r->bad, 1) < 3)
+                fprintf(stderr, "racing copy: %s\n", strerror(-rc));
+        }
+        atomic_fetch_add(&r->copies, 1);
+    }
+    free(buf);
+    return NULL;
+}
+
+static void test_destroy_races_copies(int fd)
+{
+    struct race r = {.fd = fd, .len = 1 << 20};
+    pthread_t t[3];
+    uint64_t c = 0;
+    r.mem = malloc(r.len);
+    kl_fill(r.mem, r.len, 7);
+    kl_create1(fd, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c);
+    atomic_store(&r.cookie, c);
+    for (int i = 0; i < 3; ++i)
+        pthread_create(&t[i], NULL, race_copier, &r);
+    for (int i = 0; i < 2000; ++i) {
+        uint64_t old = atomic_load(&r.cookie);
+        kl_create1(fd, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c);
+        atomic_store(&r.cookie, c);
+        CHECK_ERR(kl_destroy(fd, old), 0, "destroy under racing copies");
+    }
+    atomic_store(&r.stop, 1);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(t[i], NULL);
+    kl_destroy(fd, atomic_load(&r.cookie));
+    CHECK(0 == atomic_load(&r.bad), "racing copies failed with unexpected errors");
+    printf("  destroy raced %ld copies\n", (long) atomic_load(&r.copies));
+    free(r.mem);
+}
+
+/* The owner closes its file, or is killed with SIGKILL, while a peer copies. */
+static void test_owner_dies_during_copies(int use_kill)
+{
+    int up[2];
+    CHECK(0 == pipe(up), "pipe");
+    size_t len = 16 << 20;
+    pid_t pid = fork();
+    if (0 == pid) {
+        int cfd = kl_open();
+        uint8_t *mem = malloc(len);
+        uint64_t c = 0;
+        kl_fill(mem, len, 8);
+        if (kl_create1(cfd, mem, len, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &c))
+            _exit(3);
+        kl_xwrite(up[1], &c, sizeof(c));
+        usleep(300000);
+        if (!use_kill)
+            close(cfd); /* regions go with the file */
+        pause();
+        _exit(0);
+    }
+    struct race r = {.fd = kl_open(), .len = len};
+    uint64_t c = 0;
+    pthread_t t[2];
+    kl_xread(up[0], &c, sizeof(c));
+    atomic_store(&r.cookie, c);
+    for (int i = 0; i < 2; ++i)
+        pthread_create(&t[i], NULL, race_copier, &r);
+    usleep(use_kill ? 200000 : 600000);
+    if (use_kill)
+        kill(pid, SIGKILL);
+    usleep(300000);
+    atomic_store(&r.stop, 1);
+    for (int i = 0; i < 2; ++i)
+        pthread_join(t[i], NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_ERR(kl_copy1(r.fd, c, 0, &c, 1, KNEMLIKE_COPY_FROM_REGION), ENOENT,
+              "copy once the owner is gone");
+    CHECK(0 == atomic_load(&r.bad), "copies racing the owner's %s failed unexpectedly",
+          use_kill ? "SIGKILL" : "close");
+    close(r.fd);
+}
+
+/* The copier itself is killed in the middle of large copies. */
+static void test_copier_killed(int fd)
+{
+    size_t len = 64 << 20;
+    uint8_t *mem = malloc(len);
+    uint64_t c = 0;
+    memset(mem, 1, len);
+    CHECK_ERR(kl_create1(fd, mem, len, KNEMLIKE_PROT_READ, 0, &c), 0, "create 64 MiB");
+    pid_t pid = fork();
+    if (0 == pid) {
+        uint8_t *buf = malloc(len);
+        for (;;)
+            kl_copy1(fd, c, 0, buf, len, KNEMLIKE_COPY_FROM_REGION);
+    }
+    usleep(500000);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_ERR(kl_copy1(fd, c, 0, mem, 4096, KNEMLIKE_COPY_FROM_REGION), 0,
+              "the region still works after its copier was killed");
+    kl_destroy(fd, c);
+    free(mem);
+}
+
+static void test_cycles(int fd, int n)
+{
+    char buf[256];
+    long long live = kl_counter("regions_live"), created = kl_counter("regions_created");
+    for (int i = 0; i < n; ++i) {
+        uint64_t c = 0;
+        if (kl_create1(fd, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &c) || kl_destroy(fd, c)) {
+            CHECK(0, "create/destroy cycle %d failed", i);
+            break;
+        }
+    }
+    /* Regions left open in a file go with the file. */
+    int fd2 = kl_open();
+    for (int i = 0; i < 100; ++i)
+        kl_create1(fd2, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, NULL);
+    CHECK(kl_counter("regions_live") == live + 100, "100 open regions not counted live");
+    close(fd2);
+    CHECK(kl_counter("regions_live") == live, "regions_live %lld after %d cycles, was %lld",
+          kl_counter("regions_live"), n, live);
+    CHECK(kl_counter("regions_created") == created + n + 100, "regions_created did not count");
+}
+
+int main(void)
+{
+    int fd = kl_open();
+    long long live = kl_counter("regions_live");
+
+    test_bad_addresses(fd);
+    test_sizes_and_counts(fd);
+    test_bad_commands(fd);
+    test_random_requests(fd, 200000);
+    test_other_user(fd);
+    test_destroy_races_copies(fd);
+    test_owner_dies_during_copies(0);
+    test_owner_dies_during_copies(1);
+    test_copier_killed(fd);
+    test_cycles(fd, 10000);
+    close(fd);
+    CHECK(kl_counter("regions_live") == live, "regions_live %lld at the end, was %lld",
+          kl_counter("regions_live"), live);
+    return kl_verdict("kmod_hostile");
+}

@@ -1,0 +1,242 @@
+/*
+ * Every operation of /dev/knemlike and every error path: info, create, copy in both
+ * directions (within a process and between two), vectors on both sides, single-use,
+ * destroy, and the refusals (bad cookie, wrong generation, destroyed region, out of
+ * bounds, wrong direction for the protection, zero lengths, too many segments, malformed
+ * requests), with the counters that must move.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "kl.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+static void test_info(int fd)
+{
+    struct knemlike_info info;
+    memset(&info, 0xff, sizeof(info));
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_GET_INFO, &info), 0, "get info");
+    CHECK(KNEMLIKE_ABI_VERSION == info.abi_version, "ABI %u, header says %u", info.abi_version,
+          KNEMLIKE_ABI_VERSION);
+    CHECK(info.features & KNEMLIKE_FEATURE_FOLLOWS_MAPPING, "feature bits 0x%x", info.features);
+    CHECK(info.max_segments >= 64 && info.max_region_bytes >= (1 << 20), "limits too small");
+    CHECK(0 == info.reserved[0] && 0 == info.reserved[3], "reserved fields not zeroed");
+}
+
+static void test_copy_within_process(int fd)
+{
+    size_t len = 3 * 4096 + 123;
+    uint8_t *a = malloc(len), *b = malloc(len), *c = malloc(len);
+    uint64_t cookie = 0, bytes = 0;
+    long long copies = kl_counter("copies");
+
+    kl_fill(a, len, 1);
+    kl_fill(c, len, 2);
+    CHECK_ERR(kl_create1(fd, a, len, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
+              "create");
+    CHECK(0 != cookie, "cookie is zero");
+    CHECK((uint64_t) (uintptr_t) a != cookie, "cookie is the address");
+    struct knemlike_segment s = {(uintptr_t) b, len};
+    CHECK_ERR(kl_copy(fd, cookie, 0, &s, 1, KNEMLIKE_COPY_FROM_REGION, &bytes), 0, "copy from");
+    CHECK(bytes == len, "copy reported %llu bytes, expected %zu", (unsigned long long) bytes, len);
+    CHECK(0 == memcmp(a, b, len), "copy from region: data differs");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, c, len, KNEMLIKE_COPY_TO_REGION), 0, "copy to");
+    CHECK(0 == memcmp(a, c, len), "copy to region: data differs");
+    /* Partial copy at an odd offset. */
+    memset(b, 0, len);
+    CHECK_ERR(kl_copy1(fd, cookie, 4097, b, 5000, KNEMLIKE_COPY_FROM_REGION), 0, "offset copy");
+    CHECK(0 == memcmp(a + 4097, b, 5000), "copy at offset 4097: data differs");
+    CHECK(kl_counter("copies") >= copies + 3, "copies counter did not move");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, b, 1, KNEMLIKE_COPY_FROM_REGION), ENOENT,
+              "copy from a destroyed region");
+    CHECK_ERR(kl_destroy(fd, cookie), ENOENT, "destroy twice");
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* The child owns a region and hands its cookie over a pipe; the parent copies both ways,
+ * then the child checks what the parent wrote. */
+static void test_copy_between_processes(void)
+{
+    size_t len = 1 << 20;
+    int to_parent[2], to_child[2];
+    CHECK(0 == pipe(to_parent) && 0 == pipe(to_child), "pipe");
+    pid_t pid = fork();
+    if (0 == pid) {
+        int cfd = kl_open();
+        uint8_t *mem = malloc(len);
+        uint64_t cookie = 0;
+        char go;
+        kl_fill(mem, len, 3);
+        if (kl_create1(cfd, mem, len, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie)) {
+            _exit(3);
+        }
+        if (write(to_parent[1], &cookie, sizeof(cookie)) != sizeof(cookie) ||
+            read(to_child[0], &go, 1) != 1) {
+            _exit(4);
+        }
+        uint8_t *want = malloc(len);
+        kl_fill(want, len, 3);
+        kl_fill(want + 1000, 70000, 4);
+        _exit(memcmp(mem, want, len) ? 5 : 0);
+    }
+    int fd = kl_open();
+    uint64_t cookie = 0;
+    uint8_t *buf = malloc(len), *want = malloc(len);
+    CHECK(read(to_parent[0], &cookie, sizeof(cookie)) == sizeof(cookie), "cookie from child");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, len, KNEMLIKE_COPY_FROM_REGION), 0,
+              "copy from the child's region");
+    kl_fill(want, len, 3);
+    CHECK(0 == memcmp(buf, want, len), "data read from the child differs");
+    kl_fill(buf, 70000, 4);
+    CHECK_ERR(kl_copy1(fd, cookie, 1000, buf, 70000, KNEMLIKE_COPY_TO_REGION), 0,
+              "copy into the child's region");
+    CHECK(1 == write(to_child[1], "g", 1), "go to child");
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status),
+          "child saw wrong data after the parent's write (status %d)", status);
+    close(fd);
+    free(buf);
+    free(want);
+}
+
+/* Vectors on both sides, with odd lengths, unaligned addresses and empty local pieces. */
+static void test_vectors(int fd)
+{
+    uint8_t *mem = malloc(200000), *out = malloc(200000), *flat = malloc(200000);
+    struct knemlike_segment remote[3] = {
+        {(uintptr_t) mem + 3, 5000}, {(uintptr_t) mem + 9001, 77}, {(uintptr_t) mem + 20011, 100000}};
+    uint64_t cookie = 0, bytes = 0;
+    size_t total = 5000 + 77 + 100000, at = 0;
+
+    kl_fill(mem, 200000, 5);
+    for (int i = 0; i < 3; ++i) { /* the region's bytes, in region order */
+        memcpy(flat + at, (void *) (uintptr_t) remote[i].addr, remote[i].len);
+        at += remote[i].len;
+    }
+    CHECK_ERR(kl_create(fd, remote, 3, KNEMLIKE_PROT_READ, 0, &cookie), 0, "create vector");
+    struct knemlike_segment local[4] = {
+        {(uintptr_t) out + 1, 4000}, {(uintptr_t) out + 5000, 0}, {(uintptr_t) out + 6001, 1100},
+        {(uintptr_t) out + 9000, total - 11 - 5100}};
+    memset(out, 0, 200000);
+    CHECK_ERR(kl_copy(fd, cookie, 11, local, 4, KNEMLIKE_COPY_FROM_REGION, &bytes), 0,
+              "vector to vector copy");
+    CHECK(bytes == total - 11, "vector copy reported %llu bytes", (unsigned long long) bytes);
+    CHECK(0 == memcmp(out + 1, flat + 11, 4000) && 0 == memcmp(out + 6001, flat + 4011, 1100) &&
+              0 == memcmp(out + 9000, flat + 5111, total - 11 - 5100),
+          "vector to vector copy: data differs");
+    CHECK(0 == out[0] && 0 == out[4001] && 0 == out[6000], "bytes between local pieces written");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy vector region");
+    free(mem);
+    free(out);
+    free(flat);
+}
+
+static void test_single_use(int fd)
+{
+    char src[100] = "single use", dst[100];
+    uint64_t cookie = 0;
+    CHECK_ERR(kl_create1(fd, src, sizeof(src), KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_SINGLE_USE,
+                         &cookie), 0, "create single-use");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, dst, 10, KNEMLIKE_COPY_TO_REGION), EACCES,
+              "a refused copy does not use it up");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, dst, sizeof(dst), KNEMLIKE_COPY_FROM_REGION), 0,
+              "first copy of a single-use region");
+    CHECK(0 == strcmp(dst, "single use"), "single-use copy data");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, dst, sizeof(dst), KNEMLIKE_COPY_FROM_REGION), ENOENT,
+              "second copy of a single-use region");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "the owner still destroys a used-up region");
+}
+
+static void test_refusals(int fd)
+{
+    char buf[8192];
+    uint64_t cookie = 0, bytes = 99;
+    struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
+    long long refused = kl_counter("refused_no_region");
+
+    CHECK_ERR(kl_create1(fd, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &cookie), 0, "create");
+    CHECK_ERR(kl_copy1(fd, cookie ^ 0xdeadbeef00000000ull, 0, buf, 1, 0), ENOENT, "forged secret");
+    CHECK_ERR(kl_copy1(fd, cookie ^ (1ull << 24), 0, buf, 1, 0), ENOENT, "wrong generation");
+    CHECK_ERR(kl_copy1(fd, cookie + 1, 0, buf, 1, 0), ENOENT, "neighbouring index");
+    CHECK_ERR(kl_copy1(fd, 0, 0, buf, 1, 0), ENOENT, "zero cookie");
+    CHECK(kl_counter("refused_no_region") >= refused + 4, "refused_no_region did not count");
+    CHECK_ERR(kl_copy1(fd, cookie, 8192, buf, 1, 0), ERANGE, "offset at the end");
+    CHECK_ERR(kl_copy1(fd, cookie, 8000, buf, 193, 0), ERANGE, "length past the end");
+    CHECK_ERR(kl_copy1(fd, cookie, UINT64_MAX - 1, buf, 4, 0), ERANGE, "offset + length wraps");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, 1, KNEMLIKE_COPY_TO_REGION), EACCES,
+              "write into a read-only region");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, 1, 2), EINVAL, "unknown direction");
+    CHECK_ERR(kl_copy(fd, cookie, 100, &seg, 0, 0, &bytes), 0, "zero-length copy");
+    CHECK(0 == bytes, "zero-length copy reported %llu bytes", (unsigned long long) bytes);
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, 0, 0), 0, "zero-length segment copy");
+    struct knemlike_copy c = {.cookie = cookie, .local_segments = (uintptr_t) &seg,
+                              .nr_local_segments = 1, .flags = 1};
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_COPY, &c), EINVAL, "copy with unknown flags");
+    c.flags = 0;
+    c.reserved = 1;
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_COPY, &c), EINVAL, "copy with reserved set");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy");
+
+    CHECK_ERR(kl_create1(fd, buf, 0, KNEMLIKE_PROT_READ, 0, NULL), EINVAL, "zero-length region");
+    CHECK_ERR(kl_create(fd, &seg, 0, KNEMLIKE_PROT_READ, 0, NULL), EINVAL, "no segments");
+    CHECK_ERR(kl_create(fd, &seg, 1, 0, 0, NULL), EINVAL, "no protection");
+    CHECK_ERR(kl_create(fd, &seg, 1, 4, 0, NULL), EINVAL, "unknown protection");
+    CHECK_ERR(kl_create(fd, &seg, 1, KNEMLIKE_PROT_READ, 0x80, NULL), EINVAL, "unknown flag");
+    struct knemlike_create cr = {.segments = (uintptr_t) &seg, .nr_segments = 1,
+                                 .prot = KNEMLIKE_PROT_READ, .reserved = 7};
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_CREATE, &cr), EINVAL, "create with reserved set");
+}
+
+/* Many segments: up to the limit works, one more is refused. */
+static void test_many_segments(int fd)
+{
+    struct knemlike_info info;
+    kl_ioctl(fd, KNEMLIKE_IOC_GET_INFO, &info);
+    uint32_t n = info.max_segments;
+    uint8_t *mem = malloc((size_t) n * 3), *out = malloc(n);
+    struct knemlike_segment *segs = calloc(n + 1, sizeof(*segs));
+    uint64_t cookie = 0;
+    kl_fill(mem, (size_t) n * 3, 6);
+    for (uint32_t i = 0; i <= n; ++i) {
+        segs[i].addr = (uintptr_t) mem + 3 * (i % n) + 1;
+        segs[i].len = 1;
+    }
+    CHECK_ERR(kl_create(fd, segs, n, KNEMLIKE_PROT_READ, 0, &cookie), 0, "max_segments segments");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, out, n, KNEMLIKE_COPY_FROM_REGION), 0,
+              "copy from a region of max_segments pieces");
+    int bad = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        bad += out[i] != mem[3 * i + 1];
+    }
+    CHECK(0 == bad, "%d bytes wrong gathering %u one-byte segments", bad, n);
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy");
+    CHECK_ERR(kl_create(fd, segs, n + 1, KNEMLIKE_PROT_READ, 0, NULL), E2BIG,
+              "max_segments + 1 segments");
+    free(mem);
+    free(out);
+    free(segs);
+}
+
+int main(void)
+{
+    int fd = kl_open();
+    long long live = kl_counter("regions_live");
+    CHECK(live >= 0, "counters missing from /sys/class/misc/knemlike/stats");
+
+    test_info(fd);
+    test_copy_within_process(fd);
+    test_copy_between_processes();
+    test_vectors(fd);
+    test_single_use(fd);
+    test_refusals(fd);
+    test_many_segments(fd);
+    close(fd);
+    CHECK(kl_counter("regions_live") == live, "regions_live %lld after closing, was %lld",
+          kl_counter("regions_live"), live);
+    return kl_verdict("kmod_ops");
+}

@@ -1,0 +1,120 @@
+/*
+ * Coherence with the owner's mapping: a region's memory is unmapped, then different data
+ * is mapped at the same address. A copy through the old cookie must never return the old
+ * contents: after munmap it fails with ESTALE, after the remap it sees the new data. The
+ * same through a second process.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "kl.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define LEN (1 << 20)
+
+static uint8_t *map(void *at, unsigned seed)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0);
+    uint8_t *p = mmap(at, LEN, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (MAP_FAILED == p) {
+        perror("mmap");
+        exit(2);
+    }
+    kl_fill(p, LEN, seed);
+    return p;
+}
+
+/* Allocated before any region is unmapped: a buffer malloc'd after munmap could land at
+ * the very address being tested. */
+static uint8_t *got, *want;
+
+/* Copy the whole region and say whose data came back. */
+static int copy_and_compare(int fd, uint64_t cookie, unsigned old_seed, unsigned new_seed,
+                            const char *when)
+{
+    memset(got, 0, LEN);
+    int rc = kl_copy1(fd, cookie, 0, got, LEN, KNEMLIKE_COPY_FROM_REGION);
+    if (0 == rc) {
+        kl_fill(want, LEN, old_seed);
+        CHECK(0 != memcmp(got, want, LEN), "%s: the OLD contents came back", when);
+        kl_fill(want, LEN, new_seed);
+        CHECK(0 == memcmp(got, want, LEN), "%s: neither the old nor the new contents", when);
+    }
+    return rc;
+}
+
+static void test_same_process(int fd)
+{
+    uint8_t *p = map(NULL, 10);
+    uint64_t cookie = 0;
+    CHECK_ERR(kl_create1(fd, p, LEN, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
+              "create");
+    munmap(p, LEN);
+    long long stale = kl_counter("refused_stale");
+    CHECK_ERR(copy_and_compare(fd, cookie, 10, 10, "after munmap"), ESTALE, "copy after munmap");
+    CHECK(kl_counter("refused_stale") == stale + 1, "refused_stale did not count");
+    char c = 1;
+    CHECK_ERR(kl_copy1(fd, cookie, 0, &c, 1, KNEMLIKE_COPY_TO_REGION), ESTALE,
+              "write after munmap");
+    uint8_t *q = map(p, 11);
+    CHECK(q == p, "remap landed elsewhere");
+    CHECK_ERR(copy_and_compare(fd, cookie, 10, 11, "after remap"), 0, "copy after remap");
+    /* Writes follow the new mapping too. */
+    uint8_t pattern[4096];
+    kl_fill(pattern, sizeof(pattern), 12);
+    CHECK_ERR(kl_copy1(fd, cookie, 8192, pattern, sizeof(pattern), KNEMLIKE_COPY_TO_REGION), 0,
+              "write after remap");
+    CHECK(0 == memcmp(q + 8192, pattern, sizeof(pattern)), "write went to the old pages");
+    kl_destroy(fd, cookie);
+    munmap(q, LEN);
+}
+
+/* The owner is another process: it remaps between the peer's two copies. */
+static void test_other_process(void)
+{
+    int up[2], down[2];
+    CHECK(0 == pipe(up) && 0 == pipe(down), "pipe");
+    pid_t pid = fork();
+    if (0 == pid) {
+        int cfd = kl_open();
+        uint8_t *p = map(NULL, 20);
+        uint64_t cookie = 0;
+        char go;
+        if (kl_create1(cfd, p, LEN, KNEMLIKE_PROT_READ, 0, &cookie)) {
+            _exit(3);
+        }
+        kl_xwrite(up[1], &cookie, sizeof(cookie));
+        kl_xread(down[0], &go, 1);
+        munmap(p, LEN);
+        map(p, 21);
+        kl_xwrite(up[1], "r", 1);
+        kl_xread(down[0], &go, 1);
+        _exit(0);
+    }
+    int fd = kl_open();
+    uint64_t cookie = 0;
+    char ack;
+    kl_xread(up[0], &cookie, sizeof(cookie));
+    CHECK_ERR(copy_and_compare(fd, cookie, 0, 20, "before the owner remaps"), 0, "first copy");
+    kl_xwrite(down[1], "g", 1);
+    kl_xread(up[0], &ack, 1);
+    CHECK_ERR(copy_and_compare(fd, cookie, 20, 21, "after the owner remapped"), 0,
+              "copy after the owner remapped");
+    kl_xwrite(down[1], "g", 1);
+    waitpid(pid, NULL, 0);
+    CHECK_ERR(kl_copy1(fd, cookie, 0, &ack, 1, KNEMLIKE_COPY_FROM_REGION), ENOENT,
+              "copy after the owner exited");
+    close(fd);
+}
+
+int main(void)
+{
+    int fd = kl_open();
+    got = malloc(LEN);
+    want = malloc(LEN);
+    test_same_process(fd);
+    test_other_process();
+    close(fd);
+    return kl_verdict("kmod_stale");
+}
