@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The MPI data-verification suite inside the QEMU guest (Debian's kernel, TCG), where the
-# project's kernel module can be loaded. Quick mode: every test category, fewer repeats.
+# project's kernel module is loaded: stock btl/sm with cma, with no single copy and with
+# smsc/knemlike, at 2 and 4 ranks; then the registration cache's hits (MPI_T) and the
+# module's counters once every job is gone. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -12,14 +14,32 @@ top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 	exit 1
 }
 
+build=${SMX_BUILD:-$top/build}
+. "$SMX_VM_KERNEL_DIR/kernel.env"
+[ -f "$build/kmod/$ABI/knemlike.ko" ] || {
+	echo "FAIL: knemlike.ko is not built for the guest's kernel $ABI (make in $build)"
+	exit 1
+}
+
 # Build on the host: compiling under TCG is slow, and the guest sees the same tree.
 "$top/tests/mpi/run-suite" --build-only
+mkdir -p "$build/tests/smsc"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smsc/cache_hits" \
+	"$top/tests/smsc/cache_hits.c"
+
 suite="$top/tests/mpi/run-suite --quick"
 script=""
 for np in 2 4; do
-	for cfg in $SMX_MPI_CONFIGS; do
+	for cfg in $SMX_VM_MPI_CONFIGS; do
 		script+="$suite --np $np --label '$cfg np=$np (VM)' $(smx_config_args "$cfg") || status=1; "
 	done
 done
+script+="echo '== registration cache (sm + knemlike)'; "
+script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "
+script+="$build/tests/smsc/cache_hits || status=1; "
+# Every region went with its job: nothing may be left registered.
+script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
+script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "
+script+="[ \"\$live\" = 0 ] || { echo 'FAIL: regions left registered after the jobs ended'; status=1; }; "
 cd "$top"
 exec "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status"

@@ -33,6 +33,8 @@ check_param() {
 check_param btl smx btl_smx_verbose
 check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device
+check_param smsc knemlike smsc_knemlike_cache_max_entries
+check_param smsc knemlike smsc_knemlike_cache_max_mb
 
 # Loading must not print errors (an unresolved symbol shows up here, not in the listing).
 if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then

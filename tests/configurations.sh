@@ -3,8 +3,10 @@
 
 SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 
-# Configurations the MPI suite must pass.
+# Configurations the MPI suite must pass on the host, and in the test guest (where the
+# knemlike module is loaded).
 SMX_MPI_CONFIGS="sm-cma sm-nosc"
+SMX_VM_MPI_CONFIGS="sm-cma sm-nosc sm-knemlike"
 
 # mpirun arguments of a configuration, by name.
 smx_config_args() {

@@ -1,5 +1,6 @@
 /*
- * smsc/knemlike: shared-memory single copy through the knemlike kernel module.
+ * smsc/knemlike: shared-memory single copy through the knemlike kernel module
+ * (/dev/knemlike, kmod/), with a registration cache (smsc_knemlike_cache.h).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -9,17 +10,33 @@
 #include "opal_config.h"
 
 #include "opal/mca/smsc/smsc.h"
+#include "opal/mca/threads/mutex.h"
+
+#include "smsc_knemlike_cache.h"
 
 BEGIN_C_DECLS
 
 struct mca_smsc_knemlike_component_t {
     mca_smsc_component_t super;
-    /** smsc_knemlike_device: path of the character device */
-    char *device;
+
+    /* MCA parameters */
+    char *device;                 /* smsc_knemlike_device */
+    int cache_max_entries;        /* smsc_knemlike_cache_max_entries, 0: no limit */
+    unsigned long cache_max_mb;   /* smsc_knemlike_cache_max_mb, 0: no limit */
+
+    /* state, valid once query succeeded */
+    int fd;
+    opal_mutex_t lock;            /* serialises the registration cache */
+    struct smsc_knemlike_cache cache;
+    unsigned long long pvar_hits, pvar_misses, pvar_evictions;
 };
 typedef struct mca_smsc_knemlike_component_t mca_smsc_knemlike_component_t;
 
 OPAL_DECLSPEC extern mca_smsc_knemlike_component_t mca_smsc_knemlike_component;
+extern mca_smsc_module_t mca_smsc_knemlike_module;
+
+/* Start the registration cache over the open device (smsc_knemlike_module.c). */
+void mca_smsc_knemlike_cache_start(void);
 
 END_C_DECLS
 

@@ -1,0 +1,92 @@
+/*
+ * smsc/knemlike registration cache (paper 001, section III.D): a buffer registered again
+ * reuses the region created the first time. Entries are looked up by address range, carry
+ * an in-use count (a region being copied is never destroyed), are released lazily (kept
+ * when the count drops to zero) and evicted least-recently-used first when the entry or
+ * byte limit is reached.
+ *
+ * Why a hit is safe: the kernel resolves a region's pages at every copy, so a region
+ * names the owner's current memory at its addresses; a buffer freed and reallocated at
+ * the same address is read as it is now, never as it was (kmod/README.md, "Coherence").
+ *
+ * Pure C with the device behind two callbacks, so the logic is unit-tested on any host
+ * (tests/unit/test_knemlike_cache.cc). Not thread-safe: the component serialises calls.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef SMSC_KNEMLIKE_CACHE_H
+#define SMSC_KNEMLIKE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What travels to the peer in the rendezvous: enough to name a byte of the region. */
+struct smsc_knemlike_reg {
+    uint64_t cookie;
+    uint64_t base; /* address of the region's first byte in the owner */
+    uint64_t len;
+};
+
+struct smsc_knemlike_cache_entry {
+    struct smsc_knemlike_reg reg;
+    unsigned in_use;
+    struct smsc_knemlike_cache_entry *lru_prev, *lru_next; /* only while in_use == 0 */
+};
+
+struct smsc_knemlike_cache_ops {
+    /* Create a region over [base, base + len); 0 and *cookie, or a negative errno. */
+    int (*create)(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie);
+    /* Destroy a region; 0 or a negative errno. */
+    int (*destroy)(void *ctx, uint64_t cookie);
+    void *ctx;
+};
+
+struct smsc_knemlike_cache_stats {
+    uint64_t hits, misses, evictions, over_limit, failures;
+};
+
+struct smsc_knemlike_cache {
+    struct smsc_knemlike_cache_ops ops;
+    struct smsc_knemlike_cache_entry **by_base; /* sorted by reg.base */
+    size_t count, capacity;
+    uint64_t bytes;       /* sum of the entries' lengths */
+    uint64_t longest;     /* longest entry ever held: bounds the backward search */
+    struct smsc_knemlike_cache_entry *lru_head, *lru_tail; /* head: most recently released */
+    size_t max_entries;   /* 0: no limit */
+    uint64_t max_bytes;   /* 0: no limit */
+    uint64_t page_size;
+    struct smsc_knemlike_cache_stats stats;
+};
+
+void smsc_knemlike_cache_init(struct smsc_knemlike_cache *cache,
+                              const struct smsc_knemlike_cache_ops *ops, size_t max_entries,
+                              uint64_t max_bytes, uint64_t page_size);
+
+/* The entry covering [addr, addr + size), created (page-aligned) if none does; its in-use
+ * count is raised. NULL on failure, with *err the device's negative errno. */
+struct smsc_knemlike_cache_entry *smsc_knemlike_cache_acquire(struct smsc_knemlike_cache *cache,
+                                                              uint64_t addr, uint64_t size,
+                                                              int *err);
+
+/* Lower the in-use count; at zero the entry stays cached (lazy release) as the most
+ * recently used. */
+void smsc_knemlike_cache_release(struct smsc_knemlike_cache *cache,
+                                 struct smsc_knemlike_cache_entry *entry);
+
+/* Destroy the unused entries overlapping [addr, addr + len) (e.g. memory returned to the
+ * system). Entries in use are left alone. Returns how many were destroyed. */
+size_t smsc_knemlike_cache_invalidate(struct smsc_knemlike_cache *cache, uint64_t addr,
+                                      uint64_t len);
+
+/* Destroy every entry, in use or not (finalize). */
+void smsc_knemlike_cache_fini(struct smsc_knemlike_cache *cache);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * smsc/knemlike module: endpoints, registration through the cache, copies through the
+ * device. The only code in user space that talks to /dev/knemlike besides the query's
+ * self-test (smsc_knemlike_component.c).
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "opal_config.h"
+
+#include "opal/mca/smsc/base/base.h"
+#include "opal/util/output.h"
+
+#include "smsc_knemlike.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/knemlike.h>
+
+static int knemlike_region_create(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie)
+{
+    struct knemlike_segment seg = {.addr = base, .len = len};
+    /* Peers may read (they get) and write (they put) the registered buffer. */
+    struct knemlike_create req = {.segments = (uintptr_t) &seg, .nr_segments = 1,
+                                  .prot = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE};
+    (void) ctx;
+    if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_CREATE, &req)) {
+        return -errno;
+    }
+    *cookie = req.cookie;
+    return 0;
+}
+
+static int knemlike_region_destroy(void *ctx, uint64_t cookie)
+{
+    struct knemlike_destroy req = {.cookie = cookie};
+    (void) ctx;
+    return ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_DESTROY, &req) ? -errno : 0;
+}
+
+void mca_smsc_knemlike_cache_start(void)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    struct smsc_knemlike_cache_ops ops = {
+        .create = knemlike_region_create, .destroy = knemlike_region_destroy, .ctx = NULL};
+    smsc_knemlike_cache_init(&c->cache, &ops, (size_t) c->cache_max_entries,
+                             (uint64_t) c->cache_max_mb << 20, (uint64_t) getpagesize());
+}
+
+/* Our own class: libopen-pal does not export mca_smsc_endpoint_t's class to
+ * out-of-tree components. Nothing beyond the base endpoint is needed, since the cookie
+ * travels with each registration. */
+struct smsc_knemlike_endpoint {
+    mca_smsc_endpoint_t super;
+};
+typedef struct smsc_knemlike_endpoint smsc_knemlike_endpoint_t;
+static OBJ_CLASS_INSTANCE(smsc_knemlike_endpoint_t, opal_object_t, NULL, NULL);
+
+static mca_smsc_endpoint_t *knemlike_get_endpoint(opal_proc_t *peer_proc)
+{
+    struct smsc_knemlike_endpoint *endpoint = OBJ_NEW(smsc_knemlike_endpoint_t);
+    if (NULL == endpoint) {
+        return NULL;
+    }
+    endpoint->super.proc = peer_proc;
+    return &endpoint->super;
+}
+
+static void knemlike_return_endpoint(mca_smsc_endpoint_t *endpoint)
+{
+    OBJ_RELEASE(endpoint);
+}
+
+/* Copy between local memory and the peer's registered buffer named by reg_data. */
+static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, void *remote_address,
+                         size_t size, void *reg_data, uint32_t direction)
+{
+    const struct smsc_knemlike_reg *reg = reg_data;
+    uint64_t remote = (uintptr_t) remote_address;
+    struct knemlike_segment seg = {.addr = (uintptr_t) local_address, .len = size};
+    struct knemlike_copy req = {.local_segments = (uintptr_t) &seg, .nr_local_segments = 1,
+                                .direction = direction};
+
+    if (NULL == reg || remote < reg->base || size > reg->len || remote - reg->base > reg->len - size) {
+        opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
+                            "smsc:knemlike: %zu bytes at %p lie outside the peer's registration",
+                            size, remote_address);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    req.cookie = reg->cookie;
+    req.offset = remote - reg->base;
+    if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_COPY, &req)) {
+        int err = errno;
+        opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
+                            "smsc:knemlike: copy of %zu bytes %s peer %s failed: %s", size,
+                            KNEMLIKE_COPY_TO_REGION == direction ? "to" : "from",
+                            endpoint && endpoint->proc ? OPAL_NAME_PRINT(endpoint->proc->proc_name)
+                                                       : "?",
+                            strerror(err));
+        return ESRCH == err ? OPAL_ERR_UNREACH : OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int knemlike_copy_to(mca_smsc_endpoint_t *endpoint, void *local_address,
+                            void *remote_address, size_t size, void *reg_data)
+{
+    return knemlike_copy(endpoint, local_address, remote_address, size, reg_data,
+                         KNEMLIKE_COPY_TO_REGION);
+}
+
+static int knemlike_copy_from(mca_smsc_endpoint_t *endpoint, void *local_address,
+                              void *remote_address, size_t size, void *reg_data)
+{
+    return knemlike_copy(endpoint, local_address, remote_address, size, reg_data,
+                         KNEMLIKE_COPY_FROM_REGION);
+}
+
+static void knemlike_publish_stats(void)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    c->pvar_hits = c->cache.stats.hits;
+    c->pvar_misses = c->cache.stats.misses;
+    c->pvar_evictions = c->cache.stats.evictions;
+}
+
+static void *knemlike_register_region(void *local_address, size_t size)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    struct smsc_knemlike_cache_entry *entry;
+    int err = 0;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    entry = smsc_knemlike_cache_acquire(&c->cache, (uintptr_t) local_address, size, &err);
+    knemlike_publish_stats();
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (NULL == entry) {
+        opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
+                            "smsc:knemlike: cannot register %zu bytes at %p: %s", size,
+                            local_address, strerror(-err));
+        return NULL;
+    }
+    return &entry->reg;
+}
+
+static void knemlike_deregister_region(void *reg_data)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    struct smsc_knemlike_cache_entry *entry =
+        (struct smsc_knemlike_cache_entry *) ((char *) reg_data
+                                              - offsetof(struct smsc_knemlike_cache_entry, reg));
+    OPAL_THREAD_LOCK(&c->lock);
+    smsc_knemlike_cache_release(&c->cache, entry);
+    knemlike_publish_stats();
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+mca_smsc_module_t mca_smsc_knemlike_module = {
+    .features = MCA_SMSC_FEATURE_REQUIRE_REGISTRATION,
+    .registration_data_size = sizeof(struct smsc_knemlike_reg),
+    .get_endpoint = knemlike_get_endpoint,
+    .return_endpoint = knemlike_return_endpoint,
+    .copy_to = knemlike_copy_to,
+    .copy_from = knemlike_copy_from,
+    .register_region = knemlike_register_region,
+    .deregister_region = knemlike_deregister_region,
+};
