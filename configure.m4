@@ -139,9 +139,14 @@ AC_DEFUN([SMX_CHECK_KERNEL_BUILD], [
     ])
     AC_MSG_RESULT([${SMX_KBUILD:-none}])
     AS_IF([test -n "$SMX_KBUILD"], [
-        SMX_KABI=`make -s -C "$SMX_KBUILD" kernelrelease 2>/dev/null`
+        # The release modules built against the tree report (vermagic, uname -r of that
+        # kernel). Debian's "make kernelrelease" and kernel.release give the package
+        # version instead, so read utsrelease.h first.
+        SMX_KABI=`sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$SMX_KBUILD/include/generated/utsrelease.h" 2>/dev/null`
         AS_IF([test -z "$SMX_KABI"],
-            [AC_MSG_ERROR([$SMX_KBUILD: cannot read its kernel release (make kernelrelease failed)])])
+            [SMX_KABI=`make -s -C "$SMX_KBUILD" kernelrelease 2>/dev/null`])
+        AS_IF([test -z "$SMX_KABI"],
+            [AC_MSG_ERROR([$SMX_KBUILD: cannot read its kernel release (include/generated/utsrelease.h)])])
     ])
     AC_SUBST([SMX_KBUILD])
     AC_SUBST([SMX_KABI])
