@@ -37,6 +37,8 @@ expect "explicit request without the module says the device is missing" \
 	"its device is missing" --mca smsc knemlike
 expect "the message names the device" "Device: /nonexistent/knemlike" \
 	--mca smsc knemlike --mca smsc_knemlike_device /nonexistent/knemlike
+expect "a device that is not knemlike is reported as an interface mismatch" \
+	"does not speak the interface" --mca smsc knemlike --mca smsc_knemlike_device /dev/null
 expect "no message when knemlike was not asked for" "!knemlike" --mca smsc ^cma
 expect "a negative cache limit is refused by name" "Parameter: smsc_knemlike_cache_max_entries" \
 	--mca smsc_knemlike_cache_max_entries -1
