@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The MPI data-verification suite inside the QEMU guest (Debian's kernel, TCG), where the
 # project's kernel module is loaded: stock btl/sm with cma, with no single copy and with
-# smsc/knemlike at 2 ranks, and with knemlike at 4 ranks; then the registration cache's hits (MPI_T) and the
+# smsc/knemlike, and btl/smx with knemlike, at 2 ranks; both knemlike ones at 4; then the registration cache's hits (MPI_T) and the
 # module's counters once every job is gone. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail

@@ -31,6 +31,9 @@ check_param() {
 		fail "ompi_info --param $fw $comp --level 9 does not show $param"
 }
 check_param btl smx btl_smx_verbose
+check_param btl smx btl_smx_ring_slots
+check_param btl smx btl_smx_frag_size
+check_param btl smx btl_smx_eager_limit
 check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device
 check_param smsc knemlike smsc_knemlike_cache_max_entries

@@ -1,0 +1,26 @@
+/*
+ * btl/smx get: single copy from the peer's memory through the selected SMSC component.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "opal_config.h"
+
+#include "opal/mca/smsc/smsc.h"
+
+#include "btl_smx.h"
+
+int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                    void *local_address, uint64_t remote_address,
+                    struct mca_btl_base_registration_handle_t *local_handle,
+                    struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                    int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                    void *cbcontext, void *cbdata)
+{
+    int rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
+                           (void *) (uintptr_t) remote_address, size, remote_handle);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+    return OPAL_SUCCESS;
+}

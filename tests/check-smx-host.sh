@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# btl/smx housekeeping on the host: its shared-memory files are gone after a normal run,
+# after kill -9 of a rank and the job's abort; a wrong parameter is refused by name.
+# (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${SMX_BUILD:-$top/build}
+. "$top/tests/configurations.sh"
+"$top/tests/mpi/run-suite" --build-only
+mkdir -p "$build/tests/smx"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
+launch=(mpirun -np 2)
+[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+# Our files of this test's jobs only: others may run beside us.
+files_of() { ls /dev/shm 2>/dev/null | grep -E "^smx\.[0-9a-f]+\.[0-9]+\.($1)$" || true; }
+# Pids of the ranks that said "btl:smx: 2 local processes" (opal prints them 0-padded).
+smx_pids() {
+	sed -n 's/.*\[[^]]*:\([0-9]*\)\] btl:smx: 2 local processes.*/\1/p' |
+		sed 's/^0*//' | paste -sd'|'
+}
+
+# 1. normal run
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+pids=$(smx_pids <<<"$out")
+grep -q "^anysource: PASS" <<<"$out" || fail "the job on smx failed: $out"
+[ -n "$pids" ] || fail "btl/smx was not used (no verbose line)"
+[ -z "$pids" ] || [ -z "$(files_of "$pids")" ] || fail "files left after a normal run: $(files_of "$pids")"
+[ $status = 0 ] && echo "ok: nothing left in /dev/shm after a normal run"
+
+# 2. kill -9 of one rank: mpirun aborts the job, PMIx removes the files
+log=$(mktemp)
+"${launch[@]}" $(smx_config_args smx-nosc) --mca btl_smx_verbose 1 "$build/tests/smx/linger" \
+	>"$log" 2>&1 &
+job=$!
+for _ in $(seq 1 60); do
+	[ "$(grep -c '^READY' "$log")" = 2 ] && break
+	sleep 0.5
+done
+pids=$(smx_pids <"$log")
+if [ -z "$pids" ] || [ -z "$(files_of "$pids")" ]; then
+	fail "the lingering job did not start on smx: $(cat "$log")"
+else
+	kill -9 "${pids%%|*}"
+	wait "$job" || true
+	sleep 1
+	[ -z "$(files_of "$pids")" ] && echo "ok: nothing left in /dev/shm after kill -9 of a rank" ||
+		fail "files left after kill -9: $(files_of "$pids")"
+fi
+rm -f "$log"
+
+# 3. wrong values are named, and the job does not run on smx
+check_param() {
+	local what=$1 want=$2
+	shift 2
+	out=$("${launch[@]}" --mca btl smx,sm,self "$@" "$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+	grep -q "Parameter: $want" <<<"$out" && echo "ok: $what is refused by name" ||
+		fail "$what: no message naming $want"
+}
+check_param "a ring of one slot" btl_smx_ring_slots --mca btl_smx_ring_slots 1
+check_param "an eager limit above the fragment size" btl_smx_eager_limit \
+	--mca btl_smx_eager_limit 40000
+check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_size 100
+exit $status
