@@ -2,11 +2,11 @@
 # contrib/quickstart.sh: set everything up, then run the project's main job: the benchmark
 # with the transport configurations side by side in one run, and the comparison table.
 #
-#  1. on this host: stock btl/sm with smsc/cma and with no single copy (real timings);
+#  1. on this host: btl/smx beside stock btl/sm, each with smsc/cma and with no single
+#     copy (real timings);
 #  2. in the QEMU guest, where the knemlike module is loaded (this host cannot load
-#     modules): btl/sm with smsc/knemlike beside cma and no single copy. Emulated: those
+#     modules): btl/smx + smsc/knemlike beside the stock configurations. Emulated: those
 #     timings show that the path works, not how fast it is.
-# btl/smx joins both comparisons when it carries traffic (it declines for now).
 # Options are passed to contrib/setup.sh (e.g. --with-ompi=DIR).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -17,9 +17,9 @@ cd "$top"
 
 echo "== 1. host: ping-pong, 2 ranks, off-cache, configurations interleaved"
 tests/bench/run-bench --np 2 --mode pingpong --quick --preset sm-cma --preset sm-nosc \
-	--baseline sm-cma --csv "$SMX_BUILD/quickstart-host.csv"
+	--preset smx-cma --preset smx-nosc --baseline sm-cma --csv "$SMX_BUILD/quickstart-host.csv"
 
-echo "== 2. QEMU guest with knemlike.ko: the same job with smsc/knemlike"
+echo "== 2. QEMU guest with knemlike.ko: btl/smx + smsc/knemlike beside the stock transport"
 tests/vm/run-in-vm tests/bench/run-bench --np 2 --mode pingpong --reps 2 --samples 2 \
-	--sizes 0,4K,64K,1M,4M --off-cache 16 --preset sm-cma --preset sm-knemlike \
-	--preset sm-nosc --baseline sm-cma --csv "$SMX_BUILD/quickstart-vm.csv"
+	--sizes 0,4K,64K,1M,4M --off-cache 16 --preset smx-knemlike --preset sm-knemlike \
+	--preset sm-cma --preset sm-nosc --baseline sm-cma --csv "$SMX_BUILD/quickstart-vm.csv"
