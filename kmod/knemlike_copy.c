@@ -116,7 +116,8 @@ static long knemlike_copy_chunk(struct mm_struct *mm, struct page **pages,
 	long got;
 	int err;
 
-	mmap_read_lock(mm);
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
 	got = knemlike_pin_remote(mm, first, nr_pages, gup_flags, pages);
 	mmap_read_unlock(mm);
 	if (got <= 0)
@@ -212,9 +213,12 @@ static int knemlike_copy_region(struct knemlike_copy *req, struct knemlike_curso
 		err = -ERANGE;
 		goto out_put;
 	}
+	/* A single-use region serves one copy at a time and is gone after the first that
+	 * succeeds; a failed one leaves it to the next.
+	 */
 	single_use = region->flags & KNEMLIKE_FLAG_SINGLE_USE;
 	if (single_use && atomic_cmpxchg(&region->used, 0, 1)) {
-		err = -ENOENT;	/* another copy took it */
+		err = -ENOENT;	/* another copy has it */
 		goto out_put;
 	}
 	if (total)
@@ -223,7 +227,7 @@ static int knemlike_copy_region(struct knemlike_copy *req, struct knemlike_curso
 		if (err)
 			atomic_set(&region->used, 0);
 		else
-			knemlike_region_retire(region);
+			knemlike_region_unlink(region);
 	}
 out_put:
 	knemlike_region_put(region);
@@ -239,7 +243,7 @@ int knemlike_copy(struct knemlike_copy *req)
 
 	if (req->flags || req->reserved || req->direction > KNEMLIKE_COPY_TO_REGION)
 		return -EINVAL;
-	if (req->nr_local_segments > knemlike_max_segments)
+	if (req->nr_local_segments > READ_ONCE(knemlike_max_segments))
 		return -E2BIG;
 	if (req->nr_local_segments) {
 		segs = kvmalloc_array(req->nr_local_segments, sizeof(*segs), GFP_KERNEL);

@@ -6,32 +6,60 @@
 #define KNEMLIKE_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/compiler.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/uidgid.h>
 #include <linux/knemlike.h>
 
-/* Module parameters (knemlike_main.c). */
+/*
+ * Module parameters (knemlike_main.c). Root may change them at run time, so each
+ * request reads a limit once, with READ_ONCE(). Their setters keep them within the
+ * hard limits below, which bound what one request can make the kernel allocate.
+ */
 extern unsigned int knemlike_max_segments;
 extern unsigned int knemlike_max_regions_per_file;
 extern unsigned int knemlike_max_region_mb;
 
-/* State of one open file of /dev/knemlike: the regions it created. */
+/* debug_slab: poison, red-zone and check the module's objects (knemlike_main.c). */
+extern bool knemlike_debug_slab;
+#define KNEMLIKE_SLAB_DEBUG_FLAGS \
+	(SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)
+
+#define KNEMLIKE_HARD_MAX_SEGMENTS	(1U << 20)	/* a 16 MiB segment vector */
+#define KNEMLIKE_INDEX_BITS		24		/* of a cookie: the region's index */
+#define KNEMLIKE_HARD_MAX_REGIONS	((1U << KNEMLIKE_INDEX_BITS) - 1)
+#define KNEMLIKE_HARD_MAX_REGION_MB	(1U << 27)	/* 128 TiB: all of x86-64 user space */
+
+/*
+ * One open file of /dev/knemlike: the regions created through it.
+ *
+ * References: the open file holds one (dropped by release) and every region created
+ * through it holds one, so that a copy that ends a single-use region can still take
+ * the region off this list after the file was closed.
+ */
 struct knemlike_file {
-	struct mutex lock;		/* protects regions and nr_regions */
+	struct kref ref;
+	struct mutex lock;		/* protects regions, nr_regions, region->file_link */
 	struct list_head regions;
 	unsigned int nr_regions;
 };
+
+void knemlike_file_put(struct knemlike_file *kf);
 
 /*
  * A region: a vector of the owner's virtual memory. No page is pinned while it lives;
  * a copy resolves the owner's pages at that moment (knemlike_copy.c).
  *
- * References: the owner's file list holds one (dropped by destroy or close); each copy
- * in progress holds one. The index entry (knemlike_regions) holds none: lookups take a
- * reference under the index lock with kref_get_unless_zero().
+ * A region is *linked* while it is on its file's list and in the index, from creation
+ * until destroy, close, or the first successful copy of a single-use region unlinks it
+ * (knemlike_region_unlink(), exactly once). References: being linked holds one; each
+ * lookup in progress (a copy, a destroy) holds one. The index entry holds none: lookups
+ * take theirs under the index lock with kref_get_unless_zero(), and a region leaves the
+ * index before its linked reference is dropped. The last put frees it.
  */
 struct knemlike_region {
 	struct kref ref;
@@ -39,13 +67,14 @@ struct knemlike_region {
 	u32 index;			/* key in the index */
 	u32 prot;			/* KNEMLIKE_PROT_* */
 	u32 flags;			/* KNEMLIKE_FLAG_* */
-	atomic_t used;			/* single-use regions: set by the first copy */
+	atomic_t used;			/* single-use regions: claimed by a copy */
 	kuid_t owner_uid;		/* effective uid of the creator */
 	struct mm_struct *mm;		/* owner's address space (mmgrab'd) */
-	struct list_head file_link;	/* in knemlike_file.regions */
+	struct knemlike_file *file;	/* the open file it belongs to (referenced) */
+	struct list_head file_link;	/* in file->regions; empty once unlinked */
 	u64 len;			/* sum of the segment lengths */
 	u32 nr_segments;
-	struct knemlike_segment segments[];
+	struct knemlike_segment *segments;	/* the owner's vector, as created */
 };
 
 /* knemlike_region.c */
@@ -56,7 +85,7 @@ int knemlike_region_destroy(struct knemlike_file *kf, u64 cookie);
 void knemlike_file_release_regions(struct knemlike_file *kf);
 struct knemlike_region *knemlike_region_get(u64 cookie);
 void knemlike_region_put(struct knemlike_region *region);
-void knemlike_region_retire(struct knemlike_region *region);
+bool knemlike_region_unlink(struct knemlike_region *region);
 
 /* knemlike_copy.c */
 int knemlike_copy(struct knemlike_copy *req);

@@ -7,33 +7,93 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "knemlike_internal.h"
 
+/*
+ * Limits, settable at load time and by root at run time through
+ * /sys/module/knemlike/parameters/. Each must lie in 1 .. its hard limit: 0 would turn
+ * the module off in a way no caller could diagnose, and the hard limits bound the
+ * memory one request can make the kernel allocate.
+ */
 unsigned int knemlike_max_segments = 4096;
-module_param_named(max_segments, knemlike_max_segments, uint, 0644);
-MODULE_PARM_DESC(max_segments, "Most segments in a region or a local copy vector (default 4096)");
-
 unsigned int knemlike_max_regions_per_file = 65536;
-module_param_named(max_regions_per_file, knemlike_max_regions_per_file, uint, 0644);
-MODULE_PARM_DESC(max_regions_per_file, "Most live regions per open file (default 65536)");
-
 unsigned int knemlike_max_region_mb = 65536;
-module_param_named(max_region_mb, knemlike_max_region_mb, uint, 0644);
-MODULE_PARM_DESC(max_region_mb, "Largest region, in MiB (default 65536)");
+
+static int knemlike_set_max_segments(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KNEMLIKE_HARD_MAX_SEGMENTS);
+}
+
+static int knemlike_set_max_regions(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KNEMLIKE_HARD_MAX_REGIONS);
+}
+
+static int knemlike_set_max_region_mb(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KNEMLIKE_HARD_MAX_REGION_MB);
+}
+
+static const struct kernel_param_ops knemlike_max_segments_ops = {
+	.set = knemlike_set_max_segments,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops knemlike_max_regions_ops = {
+	.set = knemlike_set_max_regions,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops knemlike_max_region_mb_ops = {
+	.set = knemlike_set_max_region_mb,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_segments, &knemlike_max_segments_ops, &knemlike_max_segments, 0644);
+MODULE_PARM_DESC(max_segments,
+		 "Most segments in a region or a local copy vector (default 4096, at most 1048576)");
+module_param_cb(max_regions_per_file, &knemlike_max_regions_ops,
+		&knemlike_max_regions_per_file, 0644);
+MODULE_PARM_DESC(max_regions_per_file,
+		 "Most live regions per open file of the device (default 65536, at most 16777215)");
+module_param_cb(max_region_mb, &knemlike_max_region_mb_ops, &knemlike_max_region_mb, 0644);
+MODULE_PARM_DESC(max_region_mb, "Largest region, in MiB (default 65536, at most 134217728)");
+
+bool knemlike_debug_slab;
+module_param_named(debug_slab, knemlike_debug_slab, bool, 0444);
+MODULE_PARM_DESC(debug_slab,
+		 "Poison, red-zone and check the module's objects, to catch use after free (tests; slower)");
+
+static struct kmem_cache *knemlike_file_cache;
 
 static int knemlike_open(struct inode *inode, struct file *file)
 {
-	struct knemlike_file *kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	struct knemlike_file *kf = kmem_cache_zalloc(knemlike_file_cache, GFP_KERNEL);
 
 	if (!kf)
 		return -ENOMEM;
+	kref_init(&kf->ref);
 	mutex_init(&kf->lock);
 	INIT_LIST_HEAD(&kf->regions);
 	file->private_data = kf;
 	return 0;
+}
+
+static void knemlike_file_free(struct kref *ref)
+{
+	struct knemlike_file *kf = container_of(ref, struct knemlike_file, ref);
+
+	mutex_destroy(&kf->lock);
+	kmem_cache_free(knemlike_file_cache, kf);
+}
+
+void knemlike_file_put(struct knemlike_file *kf)
+{
+	kref_put(&kf->ref, knemlike_file_free);
 }
 
 static int knemlike_release(struct inode *inode, struct file *file)
@@ -41,8 +101,7 @@ static int knemlike_release(struct inode *inode, struct file *file)
 	struct knemlike_file *kf = file->private_data;
 
 	knemlike_file_release_regions(kf);
-	mutex_destroy(&kf->lock);
-	kfree(kf);
+	knemlike_file_put(kf);
 	return 0;
 }
 
@@ -51,9 +110,9 @@ static long knemlike_ioctl_get_info(void __user *uarg)
 	struct knemlike_info info = {
 		.abi_version = KNEMLIKE_ABI_VERSION,
 		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING,
-		.max_segments = knemlike_max_segments,
-		.max_regions_per_file = knemlike_max_regions_per_file,
-		.max_region_bytes = (u64)knemlike_max_region_mb << 20,
+		.max_segments = READ_ONCE(knemlike_max_segments),
+		.max_regions_per_file = READ_ONCE(knemlike_max_regions_per_file),
+		.max_region_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20,
 	};
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -148,28 +207,44 @@ static struct miscdevice knemlike_misc = {
 
 static int __init knemlike_init(void)
 {
+	slab_flags_t flags = SLAB_ACCOUNT;
 	int err;
 
-	if (!knemlike_max_segments || !knemlike_max_regions_per_file || !knemlike_max_region_mb) {
-		pr_err("knemlike: max_segments, max_regions_per_file and max_region_mb must be > 0\n");
-		return -EINVAL;
-	}
+	/* The sizes are part of the ABI: the ioctl numbers encode them. */
+	BUILD_BUG_ON(sizeof(struct knemlike_segment) != 16);
+	BUILD_BUG_ON(sizeof(struct knemlike_info) != 56);
+	BUILD_BUG_ON(sizeof(struct knemlike_create) != 32);
+	BUILD_BUG_ON(sizeof(struct knemlike_destroy) != 8);
+	BUILD_BUG_ON(sizeof(struct knemlike_copy) != 48);
+
+	if (knemlike_debug_slab)
+		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
+	knemlike_file_cache = kmem_cache_create("knemlike_file", sizeof(struct knemlike_file),
+						0, flags, NULL);
+	if (!knemlike_file_cache)
+		return -ENOMEM;
 	err = knemlike_regions_init();
 	if (err)
-		return err;
+		goto out_file_cache;
 	err = misc_register(&knemlike_misc);
-	if (err) {
-		knemlike_regions_exit();
-		return err;
-	}
-	pr_info("knemlike: ABI %u, /dev/%s ready\n", KNEMLIKE_ABI_VERSION, KNEMLIKE_DEVICE_NAME);
+	if (err)
+		goto out_regions;
+	pr_info("knemlike: ABI %u, /dev/%s ready%s\n", KNEMLIKE_ABI_VERSION,
+		KNEMLIKE_DEVICE_NAME, knemlike_debug_slab ? " (debug_slab)" : "");
 	return 0;
+
+out_regions:
+	knemlike_regions_exit();
+out_file_cache:
+	kmem_cache_destroy(knemlike_file_cache);
+	return err;
 }
 
 static void __exit knemlike_exit(void)
 {
 	misc_deregister(&knemlike_misc);
 	knemlike_regions_exit();
+	kmem_cache_destroy(knemlike_file_cache);
 }
 
 module_init(knemlike_init);

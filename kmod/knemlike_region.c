@@ -17,22 +17,42 @@
 
 #include "knemlike_internal.h"
 
-#define KNEMLIKE_INDEX_BITS	24
 #define KNEMLIKE_INDEX_MASK	((1U << KNEMLIKE_INDEX_BITS) - 1)
 
+/* Linked regions by index (index 0 is never used: no cookie is 0). */
 static DEFINE_XARRAY_ALLOC1(knemlike_regions);
 static atomic_t knemlike_generation = ATOMIC_INIT(0);
 
+/* Regions come from a cache of their own: charged to the creator's memory cgroup, and
+ * with debug_slab, poisoned when freed so that a use after free shows in the kernel log.
+ */
+static struct kmem_cache *knemlike_region_cache;
+
 int knemlike_regions_init(void)
 {
-	return 0;
+	slab_flags_t flags = SLAB_ACCOUNT;
+
+	if (knemlike_debug_slab)
+		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
+	knemlike_region_cache = kmem_cache_create("knemlike_region",
+						  sizeof(struct knemlike_region), 0, flags, NULL);
+	return knemlike_region_cache ? 0 : -ENOMEM;
 }
 
 void knemlike_regions_exit(void)
 {
-	/* Every file is closed before the module can go, and closing empties the index. */
+	/* Every file is closed before the module can go, and closing empties the index.
+	 * A region still allocated here would be reported by kmem_cache_destroy().
+	 */
 	WARN_ON(!xa_empty(&knemlike_regions));
 	xa_destroy(&knemlike_regions);
+	kmem_cache_destroy(knemlike_region_cache);
+}
+
+static void knemlike_region_free_memory(struct knemlike_region *region)
+{
+	kvfree(region->segments);
+	kmem_cache_free(knemlike_region_cache, region);
 }
 
 static u64 knemlike_make_cookie(u32 index)
@@ -48,7 +68,8 @@ static void knemlike_region_free(struct kref *ref)
 	struct knemlike_region *region = container_of(ref, struct knemlike_region, ref);
 
 	mmdrop(region->mm);
-	kvfree(region);
+	knemlike_file_put(region->file);
+	knemlike_region_free_memory(region);
 	atomic64_dec(&knemlike_stats.regions_live);
 	knemlike_count(regions_destroyed);
 }
@@ -58,6 +79,7 @@ void knemlike_region_put(struct knemlike_region *region)
 	kref_put(&region->ref, knemlike_region_free);
 }
 
+/* The linked region named by cookie, with a reference for the caller, or NULL. */
 struct knemlike_region *knemlike_region_get(u64 cookie)
 {
 	struct knemlike_region *region;
@@ -70,15 +92,41 @@ struct knemlike_region *knemlike_region_get(u64 cookie)
 	return region;
 }
 
-/* Take the region out of the index: no new copy can find it. */
-void knemlike_region_retire(struct knemlike_region *region)
+/* The second half of unlinking, once the region is off its file's list: out of the
+ * index (no new lookup finds it), then drop the reference that being linked held.
+ */
+static void knemlike_region_retire(struct knemlike_region *region)
 {
-	xa_cmpxchg(&knemlike_regions, region->index, region, NULL, GFP_KERNEL);
+	xa_erase(&knemlike_regions, region->index);
+	knemlike_region_put(region);
+}
+
+/*
+ * End the life of a linked region: destroy, or the first copy of a single-use region.
+ * The caller holds a reference of its own. Returns false when someone else unlinked
+ * it first (a racing destroy, close or copy).
+ */
+bool knemlike_region_unlink(struct knemlike_region *region)
+{
+	struct knemlike_file *kf = region->file;
+	bool linked;
+
+	mutex_lock(&kf->lock);
+	linked = !list_empty(&region->file_link);
+	if (linked) {
+		list_del_init(&region->file_link);
+		kf->nr_regions--;
+	}
+	mutex_unlock(&kf->lock);
+	if (linked)
+		knemlike_region_retire(region);
+	return linked;
 }
 
 /* Check the owner's segment vector; returns the region's length or a negative errno. */
 static s64 knemlike_check_segments(const struct knemlike_segment *segs, u32 nr)
 {
+	u64 max_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20;
 	u64 total = 0, end;
 	u32 i;
 
@@ -90,30 +138,41 @@ static s64 knemlike_check_segments(const struct knemlike_segment *segs, u32 nr)
 		if (check_add_overflow(total, segs[i].len, &total))
 			return -EINVAL;
 	}
-	if (total > (u64)knemlike_max_region_mb << 20)
+	if (total > max_bytes)
 		return -E2BIG;
 	return total;
 }
 
+/* A region of the caller's memory, not yet linked. Its memory is charged to the
+ * caller's memory cgroup: a process cannot make the kernel hold more than its limits.
+ */
 static struct knemlike_region *knemlike_region_alloc(const struct knemlike_create *req)
 {
 	struct knemlike_region *region;
-	size_t vec_bytes = array_size(req->nr_segments, sizeof(struct knemlike_segment));
 	s64 len;
+	int err;
 
-	region = kvzalloc(struct_size(region, segments, req->nr_segments), GFP_KERNEL);
+	region = kmem_cache_zalloc(knemlike_region_cache, GFP_KERNEL);
 	if (!region)
 		return ERR_PTR(-ENOMEM);
-	if (copy_from_user(region->segments, u64_to_user_ptr(req->segments), vec_bytes)) {
-		kvfree(region);
-		return ERR_PTR(-EFAULT);
+	region->segments = kvmalloc_array(req->nr_segments, sizeof(*region->segments),
+					  GFP_KERNEL_ACCOUNT);
+	if (!region->segments) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	if (copy_from_user(region->segments, u64_to_user_ptr(req->segments),
+			   array_size(req->nr_segments, sizeof(*region->segments)))) {
+		err = -EFAULT;
+		goto out_free;
 	}
 	len = knemlike_check_segments(region->segments, req->nr_segments);
 	if (len < 0) {
-		kvfree(region);
-		return ERR_PTR(len);
+		err = len;
+		goto out_free;
 	}
 	kref_init(&region->ref);
+	INIT_LIST_HEAD(&region->file_link);
 	region->len = len;
 	region->nr_segments = req->nr_segments;
 	region->prot = req->prot;
@@ -122,6 +181,10 @@ static struct knemlike_region *knemlike_region_alloc(const struct knemlike_creat
 	region->mm = current->mm;
 	mmgrab(region->mm);
 	return region;
+
+out_free:
+	knemlike_region_free_memory(region);
+	return ERR_PTR(err);
 }
 
 static int knemlike_check_create(const struct knemlike_create *req)
@@ -133,15 +196,30 @@ static int knemlike_check_create(const struct knemlike_create *req)
 		return -EINVAL;
 	if (!req->nr_segments)
 		return -EINVAL;
-	if (req->nr_segments > knemlike_max_segments)
+	if (req->nr_segments > READ_ONCE(knemlike_max_segments))
 		return -E2BIG;
 	return 0;
+}
+
+/* Put the region in the index under a fresh cookie. The cookie is set under the index
+ * lock, where every lookup reads it, before anyone can find the region.
+ */
+static int knemlike_region_publish(struct knemlike_region *region)
+{
+	int err;
+
+	xa_lock(&knemlike_regions);
+	err = __xa_alloc(&knemlike_regions, &region->index, region,
+			 XA_LIMIT(1, KNEMLIKE_HARD_MAX_REGIONS), GFP_KERNEL_ACCOUNT);
+	if (!err)
+		region->cookie = knemlike_make_cookie(region->index);
+	xa_unlock(&knemlike_regions);
+	return err == -EBUSY ? -EMFILE : err;	/* -EBUSY: every index is taken */
 }
 
 int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req)
 {
 	struct knemlike_region *region;
-	u32 index;
 	int err;
 
 	err = knemlike_check_create(req);
@@ -152,72 +230,62 @@ int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req
 		return PTR_ERR(region);
 
 	mutex_lock(&kf->lock);
-	if (kf->nr_regions >= knemlike_max_regions_per_file) {
+	if (kf->nr_regions >= READ_ONCE(knemlike_max_regions_per_file)) {
 		err = -EMFILE;
 		goto out_unlock;
 	}
-	/* Reserve the index first: the cookie embeds it, and nobody may see the region
-	 * before its cookie is set.
-	 */
-	err = xa_alloc(&knemlike_regions, &index, NULL,
-		       XA_LIMIT(1, KNEMLIKE_INDEX_MASK), GFP_KERNEL);
+	kref_get(&kf->ref);
+	region->file = kf;
+	err = knemlike_region_publish(region);
 	if (err) {
-		err = err == -EBUSY ? -EMFILE : err;
+		region->file = NULL;
+		knemlike_file_put(kf);	/* not the last: the caller's file holds one */
 		goto out_unlock;
 	}
-	region->index = index;
-	region->cookie = knemlike_make_cookie(index);
-	xa_store(&knemlike_regions, index, region, GFP_KERNEL);
 	list_add(&region->file_link, &kf->regions);
 	kf->nr_regions++;
-	mutex_unlock(&kf->lock);
-
+	/* Counted before anyone can unlink it: unlinking takes kf->lock. */
 	atomic64_inc(&knemlike_stats.regions_live);
 	knemlike_count(regions_created);
 	req->cookie = region->cookie;
+	mutex_unlock(&kf->lock);
 	return 0;
 
 out_unlock:
 	mutex_unlock(&kf->lock);
 	mmdrop(region->mm);
-	kvfree(region);
+	knemlike_region_free_memory(region);
 	return err;
 }
 
+/* Only the open file that created a region destroys it; to others it does not exist. */
 int knemlike_region_destroy(struct knemlike_file *kf, u64 cookie)
 {
-	struct knemlike_region *region, *found = NULL;
+	struct knemlike_region *region = knemlike_region_get(cookie);
+	bool unlinked = false;
 
-	mutex_lock(&kf->lock);
-	list_for_each_entry(region, &kf->regions, file_link) {
-		if (region->cookie == cookie) {
-			found = region;
-			list_del(&region->file_link);
-			kf->nr_regions--;
-			break;
-		}
-	}
-	mutex_unlock(&kf->lock);
-	if (!found)
+	if (!region)
 		return -ENOENT;
-	knemlike_region_retire(found);
-	knemlike_region_put(found);
-	return 0;
+	if (region->file == kf)
+		unlinked = knemlike_region_unlink(region);
+	knemlike_region_put(region);
+	return unlinked ? 0 : -ENOENT;
 }
 
+/* The file is being closed: unlink every region still on its list. A copy in progress
+ * keeps its region (and through it, kf) until it finishes.
+ */
 void knemlike_file_release_regions(struct knemlike_file *kf)
 {
-	struct knemlike_region *region, *next;
-	LIST_HEAD(doomed);
+	struct knemlike_region *region;
 
 	mutex_lock(&kf->lock);
-	list_splice_init(&kf->regions, &doomed);
-	kf->nr_regions = 0;
-	mutex_unlock(&kf->lock);
-
-	list_for_each_entry_safe(region, next, &doomed, file_link) {
-		list_del(&region->file_link);
+	while ((region = list_first_entry_or_null(&kf->regions, struct knemlike_region,
+						  file_link))) {
+		list_del_init(&region->file_link);
+		kf->nr_regions--;
+		/* Cannot free kf under our feet: the closing file still holds its reference. */
 		knemlike_region_retire(region);
-		knemlike_region_put(region);
 	}
+	mutex_unlock(&kf->lock);
 }

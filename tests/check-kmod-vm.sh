@@ -17,9 +17,13 @@ done
 
 status=0
 for series in $series_list; do
-	kdir=$("$top/tests/vm/prepare-kernel" --series "$series" --print-dir)
-	# shellcheck disable=SC1091
-	. "$kdir/kernel.env"
+	# The kernel as prepare-kernel describes it for this checkout (ABI, KBUILD, ...).
+	env=$("$top/tests/vm/prepare-kernel" --series "$series" --print-env) || {
+		echo "FAIL: cannot prepare the $series kernel"
+		status=1
+		continue
+	}
+	eval "$env"
 	out=$build/kmod/$ABI
 	echo "== knemlike.ko for $ABI ($series)"
 	if ! make -s -C "$top/kmod" KDIR="$KBUILD" OUT="$out" >"$build/kmod-$ABI.log" 2>&1 ||

@@ -31,13 +31,45 @@ static int kl_failures;
         }                                                                         \
     } while (0)
 
-/* An ioctl result must be exactly this errno (0: success). */
+/* An ioctl result must be exactly this errno (0: success). Says what it checked the
+ * first time a call site passes, so that the log lists every behaviour tested. */
 #define CHECK_ERR(call, want, what)                                               \
     do {                                                                          \
+        static int kl_said_;                                                      \
         int kl_got_ = (call);                                                     \
         CHECK(kl_got_ == -(want), "%s: got %d (%s), expected %d (%s)", what,      \
               kl_got_, strerror(-kl_got_), -(want), strerror(want));              \
+        if (kl_got_ == -(want) && !kl_said_++) {                                  \
+            printf("  ok: %s -> %s\n", what, (want) ? kl_errno_name(want) : "0"); \
+        }                                                                         \
     } while (0)
+
+/* A section of a test: what the checks below it are about. */
+#define SECTION(...)                                                              \
+    do {                                                                          \
+        printf("-- ");                                                            \
+        printf(__VA_ARGS__);                                                      \
+        printf("\n");                                                             \
+        fflush(stdout);                                                           \
+    } while (0)
+
+static inline const char *kl_errno_name(int e)
+{
+    switch (e) {
+    case EINVAL: return "EINVAL";
+    case E2BIG: return "E2BIG";
+    case EMFILE: return "EMFILE";
+    case ENOENT: return "ENOENT";
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ERANGE: return "ERANGE";
+    case EFAULT: return "EFAULT";
+    case ESTALE: return "ESTALE";
+    case ESRCH: return "ESRCH";
+    case ENOTTY: return "ENOTTY";
+    default: return strerror(e);
+    }
+}
 
 static inline int kl_open(void)
 {
@@ -100,12 +132,12 @@ static inline int kl_copy1(int fd, uint64_t cookie, uint64_t offset, void *addr,
     return kl_copy(fd, cookie, offset, &s, 1, dir, NULL);
 }
 
-/* A counter from /sys/class/misc/knemlike/stats/, or -1. */
-static inline long long kl_counter(const char *name)
+/* The number in a sysfs file, or -1. */
+static inline long long kl_read_number(const char *dir, const char *name)
 {
     char path[256];
     long long v = -1;
-    snprintf(path, sizeof(path), "/sys/class/misc/knemlike/stats/%s", name);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     FILE *f = fopen(path, "r");
     if (f) {
         if (1 != fscanf(f, "%lld", &v)) {
@@ -114,6 +146,12 @@ static inline long long kl_counter(const char *name)
         fclose(f);
     }
     return v;
+}
+
+/* A counter from /sys/class/misc/knemlike/stats/, or -1. */
+static inline long long kl_counter(const char *name)
+{
+    return kl_read_number("/sys/class/misc/knemlike/stats", name);
 }
 
 static inline void kl_fill(void *buf, size_t len, unsigned seed)
@@ -139,6 +177,25 @@ static inline void kl_xread(int fd, void *buf, size_t n)
         perror("read");
         _exit(2);
     }
+}
+
+/* Set a module parameter (the guest runs as root); returns 0 or -errno. */
+static inline int kl_set_param(const char *name, const char *value)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/sys/module/knemlike/parameters/%s", name);
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) {
+        return -errno;
+    }
+    int rc = write(fd, value, strlen(value)) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static inline long long kl_get_param(const char *name)
+{
+    return kl_read_number("/sys/module/knemlike/parameters", name);
 }
 
 static inline int kl_verdict(const char *name)

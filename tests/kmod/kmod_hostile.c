@@ -20,6 +20,7 @@
 
 static void test_bad_addresses(int fd)
 {
+    SECTION("bad and kernel addresses as pointers");
     char buf[4096];
     struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
     struct knemlike_segment kseg = {KERNEL_PTR, 4096};
@@ -59,6 +60,7 @@ static void test_bad_addresses(int fd)
 
 static void test_sizes_and_counts(int fd)
 {
+    SECTION("huge counts and overflowing lengths");
     char buf[64];
     struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
     struct knemlike_segment wrap = {0xfffffffffffff000ull, 0x2000};
@@ -86,6 +88,7 @@ static void test_sizes_and_counts(int fd)
 
 static void test_bad_commands(int fd)
 {
+    SECTION("truncated and oversized structures, unknown commands");
     uint8_t arg[512] = {0};
     CHECK_ERR(kl_ioctl(fd, _IOWR(KNEMLIKE_IOC_MAGIC, 0x01, uint32_t), arg), ENOTTY,
               "create with a truncated structure");
@@ -112,6 +115,7 @@ static uint64_t pick_address(uint8_t *scratch, size_t scratch_len)
 
 static void test_random_requests(int fd, int rounds)
 {
+    SECTION("randomized requests: only documented errnos, no crash");
     static const int allowed[] = {0, EINVAL, E2BIG, EMFILE, ENOENT, EPERM, EACCES, ERANGE,
                                   EFAULT, ESTALE, ESRCH, ENOTTY, ENOMEM};
     const size_t scratch_len = 1 << 16;
@@ -186,6 +190,7 @@ static void test_random_requests(int fd, int rounds)
 
 static void test_other_user(int fd)
 {
+    SECTION("a cookie used by another user: EPERM unless ANY_USER");
     static char secret[4096] = "root's secret";
     uint64_t private_cookie, shared_cookie;
     CHECK_ERR(kl_create1(fd, secret, sizeof(secret), KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0,
@@ -224,24 +229,33 @@ static void test_other_user(int fd)
     kl_destroy(fd, shared_cookie);
 }
 
-/* Threads copy while another thread destroys and re-creates the region. */
+/* Threads copy random pieces of the region named by r->cookie while the test ends and
+ * replaces that region under them. */
 struct race {
     int fd;
-    uint8_t *mem;
+    uint8_t *mem; /* the region's contents, when they do not change; else NULL */
     size_t len;
     _Atomic uint64_t cookie;
     atomic_int stop;
     atomic_int bad;
     atomic_long copies;
+    atomic_long wins; /* successful copies */
 };
 
 static void *race_copier(void *p)
 {
     struct race *r = p;
+    unsigned seed = (unsigned) (uintptr_t) &seed;
     uint8_t *buf = malloc(r->len);
     while (!atomic_load(&r->stop)) {
-        int rc = kl_copy1(r->fd, atomic_load(&r->cookie), 0, buf, r->len, KNEMLIKE_COPY_FROM_REGION);
-        if (rc && rc != -ENOENT && rc != -ESRCH) {
+        size_t n = 1 + rand_r(&seed) % r->len;
+        size_t off = rand_r(&seed) % (r->len - n + 1);
+        int rc = kl_copy1(r->fd, atomic_load(&r->cookie), off, buf, n, KNEMLIKE_COPY_FROM_REGION);
+        if (0 == rc) {
+            atomic_fetch_add(&r->wins, 1);
+            if (r->mem && memcmp(buf, r->mem + off, n) && atomic_fetch_add(&r->bad, 1) < 3)
+                fprintf(stderr, "racing copy: wrong data\n");
+        } else if (rc != -ENOENT && rc != -ESRCH) {
             if (atomic_fetch_add(&r->bad, 1) < 3)
                 fprintf(stderr, "racing copy: %s\n", strerror(-rc));
         }
@@ -251,35 +265,96 @@ static void *race_copier(void *p)
     return NULL;
 }
 
-static void test_destroy_races_copies(int fd)
+enum race_end { END_BY_DESTROY, END_BY_CLOSE };
+
+/* Each cycle creates a region (in its own open file when ending by close), lets the
+ * copiers at it, and destroys it or closes its file while they copy. */
+static void test_end_races_copies(int fd, enum race_end how, int cycles)
 {
-    struct race r = {.fd = fd, .len = 1 << 20};
+    SECTION("%s racing copies from 3 threads, %d times",
+            END_BY_DESTROY == how ? "destroy" : "close of the owner's file", cycles);
+    struct race r = {.fd = fd, .len = 256 << 10};
     pthread_t t[3];
     uint64_t c = 0;
+    int owner = END_BY_CLOSE == how ? kl_open() : fd;
+    long long live = kl_counter("regions_live");
     r.mem = malloc(r.len);
     kl_fill(r.mem, r.len, 7);
-    kl_create1(fd, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c);
+    CHECK_ERR(kl_create1(owner, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c), 0, "create");
     atomic_store(&r.cookie, c);
     for (int i = 0; i < 3; ++i)
         pthread_create(&t[i], NULL, race_copier, &r);
-    for (int i = 0; i < 2000; ++i) {
+    for (int i = 0; i < cycles; ++i) {
         uint64_t old = atomic_load(&r.cookie);
-        kl_create1(fd, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c);
+        int old_owner = owner;
+        if (END_BY_CLOSE == how)
+            owner = kl_open();
+        CHECK_ERR(kl_create1(owner, r.mem, r.len, KNEMLIKE_PROT_READ, 0, &c), 0,
+                  "create under racing copies");
         atomic_store(&r.cookie, c);
-        CHECK_ERR(kl_destroy(fd, old), 0, "destroy under racing copies");
+        usleep(i % 4 ? 0 : 200); /* sometimes let a copy get going */
+        if (END_BY_CLOSE == how)
+            CHECK_ERR(close(old_owner) ? -errno : 0, 0, "close under racing copies");
+        else
+            CHECK_ERR(kl_destroy(fd, old), 0, "destroy under racing copies");
     }
     atomic_store(&r.stop, 1);
     for (int i = 0; i < 3; ++i)
         pthread_join(t[i], NULL);
-    kl_destroy(fd, atomic_load(&r.cookie));
-    CHECK(0 == atomic_load(&r.bad), "racing copies failed with unexpected errors");
-    printf("  destroy raced %ld copies\n", (long) atomic_load(&r.copies));
+    if (END_BY_CLOSE == how)
+        close(owner);
+    else
+        kl_destroy(fd, atomic_load(&r.cookie));
+    CHECK(0 == atomic_load(&r.bad), "racing copies failed or saw wrong data");
+    CHECK(kl_counter("regions_live") == live, "regions_live %lld, was %lld",
+          kl_counter("regions_live"), live);
+    printf("  %ld racing copies, %ld succeeded\n", (long) atomic_load(&r.copies),
+           (long) atomic_load(&r.wins));
+    free(r.mem);
+}
+
+/* Threads race for single-use regions: each must serve exactly one successful copy and
+ * then be gone without a destroy. */
+static void test_single_use_race(int fd, int n)
+{
+    SECTION("3 threads race for %d single-use regions: exactly one copy each", n);
+    struct race r = {.fd = fd, .len = 16 << 10};
+    pthread_t t[3];
+    long long live = kl_counter("regions_live");
+    r.mem = malloc(r.len);
+    kl_fill(r.mem, r.len, 9);
+    atomic_store(&r.cookie, 0);
+    for (int i = 0; i < 3; ++i)
+        pthread_create(&t[i], NULL, race_copier, &r);
+    int made = 0;
+    for (int i = 0; i < n; ++i) {
+        uint64_t c = 0;
+        if (kl_create1(fd, r.mem, r.len, KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_SINGLE_USE, &c)) {
+            CHECK(0, "create single-use %d failed", i);
+            break;
+        }
+        made++;
+        atomic_store(&r.cookie, c);
+        for (int spin = 0; atomic_load(&r.wins) < made && spin < 100000; ++spin)
+            usleep(10);
+    }
+    usleep(20000); /* room for a (wrong) second win on the last one */
+    atomic_store(&r.stop, 1);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(t[i], NULL);
+    CHECK(atomic_load(&r.wins) == made, "%ld successful copies of %d single-use regions",
+          (long) atomic_load(&r.wins), made);
+    CHECK(0 == atomic_load(&r.bad), "racing single-use copies failed or saw wrong data");
+    CHECK(kl_counter("regions_live") == live, "used-up single-use regions still live: %lld, was %lld",
+          kl_counter("regions_live"), live);
+    printf("  %d single-use regions, %ld copies tried\n", made, (long) atomic_load(&r.copies));
     free(r.mem);
 }
 
 /* The owner closes its file, or is killed with SIGKILL, while a peer copies. */
 static void test_owner_dies_during_copies(int use_kill)
 {
+    SECTION("the owner %s while a peer's threads copy", use_kill ? "is killed (SIGKILL)" : "closes");
     int up[2];
     CHECK(0 == pipe(up), "pipe");
     size_t len = 16 << 20;
@@ -324,6 +399,7 @@ static void test_owner_dies_during_copies(int use_kill)
 /* The copier itself is killed in the middle of large copies. */
 static void test_copier_killed(int fd)
 {
+    SECTION("the copier is killed (SIGKILL) in the middle of large copies");
     size_t len = 64 << 20;
     uint8_t *mem = malloc(len);
     uint64_t c = 0;
@@ -346,6 +422,7 @@ static void test_copier_killed(int fd)
 
 static void test_cycles(int fd, int n)
 {
+    SECTION("thousands of create/destroy cycles, counters back where they were");
     char buf[256];
     long long live = kl_counter("regions_live"), created = kl_counter("regions_created");
     for (int i = 0; i < n; ++i) {
@@ -376,7 +453,9 @@ int main(void)
     test_bad_commands(fd);
     test_random_requests(fd, 200000);
     test_other_user(fd);
-    test_destroy_races_copies(fd);
+    test_end_races_copies(fd, END_BY_DESTROY, 2000);
+    test_end_races_copies(fd, END_BY_CLOSE, 1000);
+    test_single_use_race(fd, 1000);
     test_owner_dies_during_copies(0);
     test_owner_dies_during_copies(1);
     test_copier_killed(fd);

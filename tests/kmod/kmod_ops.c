@@ -12,8 +12,17 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+/* The structures' sizes are part of the ABI (the ioctl numbers encode them): the same
+ * on every architecture, with no implicit padding. */
+_Static_assert(sizeof(struct knemlike_segment) == 16, "knemlike_segment");
+_Static_assert(sizeof(struct knemlike_info) == 56, "knemlike_info");
+_Static_assert(sizeof(struct knemlike_create) == 32, "knemlike_create");
+_Static_assert(sizeof(struct knemlike_destroy) == 8, "knemlike_destroy");
+_Static_assert(sizeof(struct knemlike_copy) == 48, "knemlike_copy");
+
 static void test_info(int fd)
 {
+    SECTION("get info: ABI version, feature bits, limits");
     struct knemlike_info info;
     memset(&info, 0xff, sizeof(info));
     CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_GET_INFO, &info), 0, "get info");
@@ -26,6 +35,7 @@ static void test_info(int fd)
 
 static void test_copy_within_process(int fd)
 {
+    SECTION("create, copy both ways within one process, destroy");
     size_t len = 3 * 4096 + 123;
     uint8_t *a = malloc(len), *b = malloc(len), *c = malloc(len);
     uint64_t cookie = 0, bytes = 0;
@@ -61,6 +71,7 @@ static void test_copy_within_process(int fd)
  * then the child checks what the parent wrote. */
 static void test_copy_between_processes(void)
 {
+    SECTION("copy both ways between two processes");
     size_t len = 1 << 20;
     int to_parent[2], to_child[2];
     CHECK(0 == pipe(to_parent) && 0 == pipe(to_child), "pipe");
@@ -107,6 +118,7 @@ static void test_copy_between_processes(void)
 /* Vectors on both sides, with odd lengths, unaligned addresses and empty local pieces. */
 static void test_vectors(int fd)
 {
+    SECTION("vectors on both sides, unaligned, with empty local pieces");
     uint8_t *mem = malloc(200000), *out = malloc(200000), *flat = malloc(200000);
     struct knemlike_segment remote[3] = {
         {(uintptr_t) mem + 3, 5000}, {(uintptr_t) mem + 9001, 77}, {(uintptr_t) mem + 20011, 100000}};
@@ -138,22 +150,39 @@ static void test_vectors(int fd)
 
 static void test_single_use(int fd)
 {
+    SECTION("single-use regions: gone after the first successful copy");
     char src[100] = "single use", dst[100];
     uint64_t cookie = 0;
+    long long live = kl_counter("regions_live");
     CHECK_ERR(kl_create1(fd, src, sizeof(src), KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_SINGLE_USE,
                          &cookie), 0, "create single-use");
     CHECK_ERR(kl_copy1(fd, cookie, 0, dst, 10, KNEMLIKE_COPY_TO_REGION), EACCES,
               "a refused copy does not use it up");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, (void *) 16, 10, KNEMLIKE_COPY_FROM_REGION), EFAULT,
+              "a failed copy does not use it up");
+    CHECK(kl_counter("regions_live") == live + 1, "single-use region gone before any copy");
     CHECK_ERR(kl_copy1(fd, cookie, 0, dst, sizeof(dst), KNEMLIKE_COPY_FROM_REGION), 0,
               "first copy of a single-use region");
     CHECK(0 == strcmp(dst, "single use"), "single-use copy data");
+    CHECK(kl_counter("regions_live") == live, "a used-up single-use region is still live");
     CHECK_ERR(kl_copy1(fd, cookie, 0, dst, sizeof(dst), KNEMLIKE_COPY_FROM_REGION), ENOENT,
               "second copy of a single-use region");
-    CHECK_ERR(kl_destroy(fd, cookie), 0, "the owner still destroys a used-up region");
+    CHECK_ERR(kl_destroy(fd, cookie), ENOENT, "destroy of a used-up single-use region");
+
+    /* Used up by a zero-length copy too: "the first copy" is the first one that succeeds. */
+    CHECK_ERR(kl_create1(fd, src, sizeof(src), KNEMLIKE_PROT_WRITE, KNEMLIKE_FLAG_SINGLE_USE,
+                         &cookie), 0, "create single-use, writable");
+    CHECK_ERR(kl_copy1(fd, cookie, 5, dst, 0, KNEMLIKE_COPY_TO_REGION), 0,
+              "zero-length copy into a single-use region");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, dst, 1, KNEMLIKE_COPY_TO_REGION), ENOENT,
+              "single-use region after a zero-length copy");
+    CHECK(kl_counter("regions_live") == live, "regions_live %lld, expected %lld",
+          kl_counter("regions_live"), live);
 }
 
 static void test_refusals(int fd)
 {
+    SECTION("refusals: bad cookie, generation, bounds, direction, zero lengths, malformed");
     char buf[8192];
     uint64_t cookie = 0, bytes = 99;
     struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
@@ -195,6 +224,7 @@ static void test_refusals(int fd)
 /* Many segments: up to the limit works, one more is refused. */
 static void test_many_segments(int fd)
 {
+    SECTION("many segments: max_segments works, one more is refused");
     struct knemlike_info info;
     kl_ioctl(fd, KNEMLIKE_IOC_GET_INFO, &info);
     uint32_t n = info.max_segments;
@@ -222,6 +252,160 @@ static void test_many_segments(int fd)
     free(segs);
 }
 
+/* Limits are module parameters root may change at run time, within bounds. */
+static void test_limits(int fd)
+{
+    SECTION("limits: parameters bounded at run time, max_regions_per_file enforced");
+    char buf[64];
+    long long old_regions = kl_get_param("max_regions_per_file");
+    long long old_segments = kl_get_param("max_segments");
+    CHECK(old_regions > 0 && old_segments > 0, "parameters not readable");
+    CHECK_ERR(kl_set_param("max_segments", "0"), EINVAL, "max_segments=0 at run time");
+    CHECK_ERR(kl_set_param("max_segments", "2000000"), EINVAL, "max_segments above its hard limit");
+    CHECK_ERR(kl_set_param("max_regions_per_file", "0"), EINVAL, "max_regions_per_file=0");
+    CHECK_ERR(kl_set_param("max_regions_per_file", "16777216"), EINVAL,
+              "max_regions_per_file beyond the cookie's index space");
+    CHECK_ERR(kl_set_param("max_region_mb", "-1"), EINVAL, "max_region_mb=-1");
+    CHECK_ERR(kl_set_param("max_region_mb", "junk"), EINVAL, "max_region_mb=junk");
+    CHECK(kl_get_param("max_segments") == old_segments, "a refused value was applied");
+
+    int fd2 = kl_open();
+    uint64_t c[4], extra = 0;
+    CHECK_ERR(kl_set_param("max_regions_per_file", "3"), 0, "max_regions_per_file=3");
+    struct knemlike_info info;
+    CHECK_ERR(kl_ioctl(fd2, KNEMLIKE_IOC_GET_INFO, &info), 0, "get info");
+    CHECK(3 == info.max_regions_per_file, "info says max_regions_per_file %u, expected 3",
+          info.max_regions_per_file);
+    for (int i = 0; i < 3; ++i) {
+        CHECK_ERR(kl_create1(fd2, buf, sizeof(buf), KNEMLIKE_PROT_READ,
+                             0 == i ? KNEMLIKE_FLAG_SINGLE_USE : 0, &c[i]), 0,
+                  "create up to max_regions_per_file");
+    }
+    CHECK_ERR(kl_create1(fd2, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &c[3]), EMFILE,
+              "one region more than max_regions_per_file");
+    CHECK_ERR(kl_create1(fd, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &extra), 0,
+              "the limit is per open file: another file still creates");
+    CHECK_ERR(kl_destroy(fd, extra), 0, "destroy");
+    CHECK_ERR(kl_destroy(fd2, c[1]), 0, "destroy one");
+    CHECK_ERR(kl_create1(fd2, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &c[1]), 0,
+              "create again after a destroy");
+    CHECK_ERR(kl_copy1(fd2, c[0], 0, buf, 8, KNEMLIKE_COPY_FROM_REGION), 0,
+              "use up the single-use region");
+    CHECK_ERR(kl_create1(fd2, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &c[3]), 0,
+              "a used-up single-use region no longer counts against the limit");
+    close(fd2);
+    snprintf(buf, sizeof(buf), "%lld", old_regions);
+    CHECK_ERR(kl_set_param("max_regions_per_file", buf), 0, "restore max_regions_per_file");
+
+    long long old_mb = kl_get_param("max_region_mb");
+    CHECK_ERR(kl_set_param("max_region_mb", "1"), 0, "max_region_mb=1");
+    uint8_t *big = malloc((1 << 20) + 1);
+    CHECK_ERR(kl_create1(fd, big, 1 << 20, KNEMLIKE_PROT_READ, 0, &extra), 0,
+              "region of exactly max_region_mb");
+    CHECK_ERR(kl_destroy(fd, extra), 0, "destroy");
+    CHECK_ERR(kl_create1(fd, big, (1 << 20) + 1, KNEMLIKE_PROT_READ, 0, NULL), E2BIG,
+              "region one byte over max_region_mb");
+    snprintf(buf, sizeof(buf), "%lld", old_mb);
+    CHECK_ERR(kl_set_param("max_region_mb", buf), 0, "restore max_region_mb");
+    free(big);
+}
+
+/* The region's owner is a process that has exited while the file that holds the region
+ * stays open in another: copies report the owner gone (ESRCH), not a stale mapping. */
+static void test_owner_gone(int fd)
+{
+    SECTION("owner gone: its address space no longer exists -> ESRCH");
+    int up[2];
+    uint64_t cookie = 0;
+    char buf[16];
+    CHECK(0 == pipe(up), "pipe");
+    pid_t pid = fork();
+    if (0 == pid) {
+        static char mem[4096] = "child's memory";
+        if (kl_create1(fd, mem, sizeof(mem), KNEMLIKE_PROT_READ, 0, &cookie)) {
+            _exit(3);
+        }
+        kl_xwrite(up[1], &cookie, sizeof(cookie));
+        _exit(0);
+    }
+    kl_xread(up[0], &cookie, sizeof(cookie));
+    waitpid(pid, NULL, 0);
+    long long gone = kl_counter("refused_owner_gone");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, sizeof(buf), KNEMLIKE_COPY_FROM_REGION), ESRCH,
+              "copy from a region whose owner exited (file still open)");
+    CHECK(kl_counter("refused_owner_gone") == gone + 1, "refused_owner_gone did not count");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "the open file still destroys it");
+    close(up[0]);
+    close(up[1]);
+}
+
+/* CREATE whose result cannot be written back: the region is taken back, not leaked. */
+static void test_create_undone(int fd)
+{
+    SECTION("create whose result cannot be written back is undone");
+    char buf[64];
+    struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
+    struct knemlike_create *req = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    long long live = kl_counter("regions_live"), destroyed = kl_counter("regions_destroyed");
+    req->segments = (uintptr_t) &seg;
+    req->nr_segments = 1;
+    req->prot = KNEMLIKE_PROT_READ;
+    mprotect(req, 4096, PROT_READ);
+    CHECK_ERR(kl_ioctl(fd, KNEMLIKE_IOC_CREATE, req), EFAULT, "create with a read-only argument");
+    CHECK(kl_counter("regions_live") == live, "the region of a failed create stayed live");
+    CHECK(kl_counter("regions_destroyed") == destroyed + 1, "the region was not destroyed");
+    munmap(req, 4096);
+}
+
+/* A region's protection cannot exceed its owner's mapping: copies go through the
+ * owner's page tables with the owner's rights, never FOLL_FORCE. */
+static void test_owner_protection(int fd)
+{
+    SECTION("copies respect the owner's current page protection");
+    uint64_t cookie = 0;
+    uint8_t *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t buf[8192], before[8192];
+    kl_fill(p, 8192, 30);
+    memcpy(before, p, sizeof(before));
+    CHECK_ERR(kl_create1(fd, p, 8192, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
+              "create");
+    mprotect(p, 8192, PROT_READ);
+    kl_fill(buf, sizeof(buf), 31);
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, sizeof(buf), KNEMLIKE_COPY_TO_REGION), ESTALE,
+              "write into a region the owner has since made read-only");
+    CHECK(0 == memcmp(p, before, sizeof(before)), "a read-only page was written");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, sizeof(buf), KNEMLIKE_COPY_FROM_REGION), 0,
+              "read from the read-only region");
+    mprotect(p, 8192, PROT_NONE);
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, sizeof(buf), KNEMLIKE_COPY_FROM_REGION), ESTALE,
+              "read from a region the owner made PROT_NONE");
+    mprotect(p, 8192, PROT_READ | PROT_WRITE);
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, sizeof(buf), KNEMLIKE_COPY_TO_REGION), 0,
+              "write once the owner made it writable again");
+    CHECK(0 == memcmp(p, buf, sizeof(buf)), "write after mprotect: data differs");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy");
+    munmap(p, 8192);
+
+    /* A file its owner may only read: a PROT_WRITE region over it cannot change it. */
+    char path[] = "/tmp/knemlike-ro-XXXXXX";
+    int tfd = mkstemp(path);
+    CHECK(tfd >= 0 && 4096 == write(tfd, before, 4096), "temporary file");
+    close(tfd);
+    tfd = open(path, O_RDONLY);
+    uint8_t *f = mmap(NULL, 4096, PROT_READ, MAP_SHARED, tfd, 0);
+    CHECK(MAP_FAILED != f, "mmap the file read-only");
+    CHECK_ERR(kl_create1(fd, f, 4096, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
+              "create over a read-only shared file mapping");
+    CHECK_ERR(kl_copy1(fd, cookie, 0, buf, 4096, KNEMLIKE_COPY_TO_REGION), ESTALE,
+              "write through the region into the read-only file");
+    CHECK(0 == memcmp(f, before, 4096), "the read-only file was written");
+    CHECK_ERR(kl_destroy(fd, cookie), 0, "destroy");
+    munmap(f, 4096);
+    close(tfd);
+    unlink(path);
+}
+
 int main(void)
 {
     int fd = kl_open();
@@ -235,6 +419,10 @@ int main(void)
     test_single_use(fd);
     test_refusals(fd);
     test_many_segments(fd);
+    test_limits(fd);
+    test_owner_gone(fd);
+    test_create_undone(fd);
+    test_owner_protection(fd);
     close(fd);
     CHECK(kl_counter("regions_live") == live, "regions_live %lld after closing, was %lld",
           kl_counter("regions_live"), live);

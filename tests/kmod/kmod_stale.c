@@ -46,6 +46,7 @@ static int copy_and_compare(int fd, uint64_t cookie, unsigned old_seed, unsigned
 
 static void test_same_process(int fd)
 {
+    SECTION("owner unmaps, then maps other data at the same address (MAP_FIXED)");
     uint8_t *p = map(NULL, 10);
     uint64_t cookie = 0;
     CHECK_ERR(kl_create1(fd, p, LEN, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
@@ -73,6 +74,7 @@ static void test_same_process(int fd)
 /* The owner is another process: it remaps between the peer's two copies. */
 static void test_other_process(void)
 {
+    SECTION("the owner is another process and remaps between two copies");
     int up[2], down[2];
     CHECK(0 == pipe(up) && 0 == pipe(down), "pipe");
     pid_t pid = fork();

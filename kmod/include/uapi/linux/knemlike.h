@@ -13,16 +13,22 @@
  *           zero-length or overflowing segment, no segment
  *   E2BIG   more segments than the module's max_segments, or a region larger than
  *           max_region_mb
- *   EMFILE  this open file already holds max_regions_per_file regions
- *   ENOENT  no such region: unknown cookie, wrong generation, destroyed or used up
+ *   EMFILE  this open file already holds max_regions_per_file regions (or the
+ *           module's 2^24 - 1 region slots are all taken)
+ *   ENOENT  no such region: unknown cookie, wrong generation, destroyed, closed, used
+ *           up (single-use), or created through another open file (DESTROY)
  *   EPERM   the region belongs to another user and was not created KNEMLIKE_FLAG_ANY_USER
  *   EACCES  the region's protection forbids this direction
  *   ERANGE  offset + length runs past the end of the region
  *   EFAULT  a local address (segment vector or data) is not accessible
- *   ESTALE  the owner no longer has memory mapped where the region says
+ *   ESTALE  the owner no longer has memory mapped where the region says, or its
+ *           mapping there no longer allows this access (read-only, PROT_NONE)
  *   ESRCH   the owner's address space is gone (the owner exited)
  *   EINTR   a fatal signal arrived during the copy
+ *   ENOMEM  the kernel (or the caller's memory cgroup) is out of memory
  *   ENOTTY  unknown ioctl command (including a known one with the wrong size)
+ *
+ * A copy that fails part way may have moved some of the data; it reports no count.
  */
 #ifndef _UAPI_LINUX_KNEMLIKE_H
 #define _UAPI_LINUX_KNEMLIKE_H
@@ -57,8 +63,15 @@ struct knemlike_info {
 #define KNEMLIKE_PROT_WRITE	(1U << 1)	/* peers may copy into the region */
 
 /* Flags of a region. */
-#define KNEMLIKE_FLAG_SINGLE_USE	(1U << 0)	/* gone after its first successful copy */
-#define KNEMLIKE_FLAG_ANY_USER		(1U << 1)	/* processes of other users may use it */
+/*
+ * SINGLE_USE: the region serves one copy at a time, and the first that succeeds destroys
+ * it: the cookie then names nothing (ENOENT), for the owner's DESTROY too, and the region
+ * no longer counts against max_regions_per_file. A copy that fails leaves it usable.
+ * ANY_USER: processes of any user may copy (by default only the creator's effective uid);
+ * the protection still applies. Hand such a cookie only to processes you trust with it.
+ */
+#define KNEMLIKE_FLAG_SINGLE_USE	(1U << 0)
+#define KNEMLIKE_FLAG_ANY_USER		(1U << 1)
 
 struct knemlike_create {
 	__u64 segments;		/* in: address of an array of struct knemlike_segment */
