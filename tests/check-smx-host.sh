@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # btl/smx housekeeping on the host: its shared-memory files are gone after a normal run,
-# after kill -9 of a rank and the job's abort; a wrong parameter is refused by name.
+# once every peer has mapped them, and after kill -9 of a rank; a wrong parameter is
+# refused by name.
 # (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -31,7 +32,8 @@ grep -q "^anysource: PASS" <<<"$out" || fail "the job on smx failed: $out"
 [ -z "$pids" ] || [ -z "$(files_of "$pids")" ] || fail "files left after a normal run: $(files_of "$pids")"
 [ $status = 0 ] && echo "ok: nothing left in /dev/shm after a normal run"
 
-# 2. kill -9 of one rank: mpirun aborts the job, PMIx removes the files
+# 2. once every peer has mapped a segment, its file is unlinked (the memory lives on in
+#    the mappings), so kill -9 of a rank cannot leave anything behind; the job aborts
 log=$(mktemp)
 "${launch[@]}" $(smx_config_args smx-nosc) --mca btl_smx_verbose 1 "$build/tests/smx/linger" \
 	>"$log" 2>&1 &
@@ -41,11 +43,17 @@ for _ in $(seq 1 60); do
 	sleep 0.5
 done
 pids=$(smx_pids <"$log")
-if [ -z "$pids" ] || [ -z "$(files_of "$pids")" ]; then
+if [ -z "$pids" ] || [ "$(grep -c '^READY' "$log")" != 2 ]; then
 	fail "the lingering job did not start on smx: $(cat "$log")"
+	kill "$job" 2>/dev/null || true
 else
+	[ -z "$(files_of "$pids")" ] && echo "ok: segment files unlinked once every peer mapped them" ||
+		fail "files still in /dev/shm after wire-up: $(files_of "$pids")"
 	kill -9 "${pids%%|*}"
-	wait "$job" || true
+	rc=0
+	wait "$job" || rc=$?
+	[ $rc != 0 ] && echo "ok: the job ended with an error after kill -9 of a rank" ||
+		fail "mpirun reported success after kill -9 of a rank"
 	sleep 1
 	[ -z "$(files_of "$pids")" ] && echo "ok: nothing left in /dev/shm after kill -9 of a rank" ||
 		fail "files left after kill -9: $(files_of "$pids")"

@@ -1,16 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx: Open MPI shared-memory BTL.
+ * btl/smx: Open MPI shared-memory BTL with a topology-aware eager/rendezvous switch.
  *
  * Each process owns one shared-memory segment holding, for every local sender, a
  * single-producer / single-consumer ring of fixed-size slots (btl_smx_fifo.h). A sender
- * copies a fragment into a free slot of its ring in the receiver's segment and raises
- * the slot's flag; the receiver polls its rings, hands the payload to the upper layer
- * and lowers the flag. One writer and one reader per ring: no locks, no atomics beyond
- * ordered loads and stores (paper 004). Large messages go through the selected SMSC
- * component (btl_get / btl_put) when there is one, else through the rings in
- * max_send_size pieces (ob1's send pipeline).
+ * copies a fragment into a free slot of its ring in the receiver's segment and raises the
+ * slot's flag; the receiver polls its rings, hands the payload to the upper layer and
+ * lowers the flag.
  *
- * SPDX-License-Identifier: BSD-3-Clause
+ * Peers are sorted into locality classes (btl_smx_locality.h); the component creates one
+ * BTL module per class that can occur here, each reaching only the peers of its class and
+ * carrying that class's eager and rendezvous limits, which is how ob1 (reading limits
+ * from the module) honours per-peer thresholds. Large contiguous messages reach btl_get,
+ * which picks single copy (SMSC) or a pipelined double copy through the rings by size,
+ * class and node load (btl_smx_get.c). README.md has the whole design.
  */
 #ifndef MCA_BTL_SMX_H
 #define MCA_BTL_SMX_H
@@ -21,34 +24,43 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/threads/mutex.h"
 
+#include "btl_smx_locality.h"
+#include "btl_smx_frag.h"
+
 BEGIN_C_DECLS
 
 struct smx_ring;
-struct smx_segment_header;
 
-/* A fragment: a descriptor and the local buffer ob1 fills before btl_send. */
-struct mca_btl_smx_frag_t {
-    mca_btl_base_descriptor_t base;
-    mca_btl_base_segment_t segment;
-    struct mca_btl_base_endpoint_t *endpoint;
-    mca_btl_base_tag_t tag;
-    struct mca_btl_smx_frag_t *next_free;
-    unsigned char data[]; /* max_send_size bytes */
+/* Thresholds of one locality class, as registered (signed, so that a negative value is
+ * seen and refused rather than wrapped). */
+struct smx_class_limits {
+    int64_t eager_limit;      /* btl_smx_eager_limit_<class> */
+    int64_t rndv_eager_limit; /* btl_smx_rndv_eager_limit_<class> */
+    int64_t single_copy_min;  /* btl_smx_single_copy_min_<class>; 0: never single copy */
 };
-typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
-OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
+
+/* One module per locality class. */
+struct mca_btl_smx_module_t {
+    mca_btl_base_module_t super;
+    int cls; /* enum smx_locality_class */
+};
+typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
 struct mca_btl_base_endpoint_t {
-    opal_list_item_t super;          /* in the component's list of endpoints */
+    opal_list_item_t super;
+    mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */
+    int cls;
     opal_proc_t *proc;
     int peer_local_rank;
-    void *peer_segment;              /* the peer's segment, mapped here */
+    void *peer_segment; /* the peer's segment, mapped here */
     size_t peer_segment_size;
-    struct smx_ring *out;            /* my ring in the peer's segment */
-    uint32_t out_head;               /* next slot I write (only I touch it) */
-    struct smx_ring *in;             /* the peer's ring in my segment */
-    uint32_t in_tail;                /* next slot I read (only I touch it) */
-    opal_list_t pending;             /* fragments waiting for a free slot */
+    struct smx_ring *out;  /* my ring in the peer's segment */
+    uint64_t out_head;     /* next message I write (only I touch it) */
+    uint64_t out_seen;     /* the peer's 'consumed' as I last read it */
+    struct smx_ring *in;   /* the peer's ring in my segment */
+    uint64_t in_tail;      /* next message I read (only I touch it) */
+    opal_list_t pending;   /* fragments waiting for a free slot, in send order */
+    opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
     struct mca_smsc_endpoint_t *smsc_endpoint;
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
@@ -57,36 +69,51 @@ OBJ_CLASS_DECLARATION(mca_btl_smx_endpoint_t);
 
 struct mca_btl_smx_component_t {
     mca_btl_base_component_3_0_0_t super;
-    int verbose;            /* btl_smx_verbose */
-    int output;             /* opal_output stream at that verbosity */
-    int ring_slots;         /* btl_smx_ring_slots */
-    int frag_size;          /* btl_smx_frag_size: payload of one slot */
+    int verbose; /* btl_smx_verbose */
+    int output;  /* opal_output stream at that verbosity */
+    int ring_slots;
+    int frag_size;
+    struct smx_class_limits limits[SMX_CLASS_COUNT];
+    int64_t single_copy_min_busy; /* btl_smx_single_copy_min_busy */
+    int busy_transfers;           /* btl_smx_busy_transfers */
 
-    char segment_name[256]; /* /dev/shm file of my segment */
+    char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;
     size_t segment_size;
     int local_rank, num_local;
-    mca_btl_smx_endpoint_t **peers; /* by local rank */
-    opal_list_t completed;  /* sent fragments whose callback is due */
+    mca_btl_smx_endpoint_t **peers; /* by local rank, shared by all modules */
+    uint32_t *transfers_in_flight;  /* in local rank 0's segment once attached */
+    void *my_cpuset;                /* hwloc_bitmap_t of my binding */
+
+    mca_btl_smx_module_t *modules[SMX_CLASS_COUNT]; /* NULL: class absent here */
+    int num_modules, modules_finalized;
+    bool progress_registered;
+
+    opal_list_t completed; /* sent fragments whose callback is due */
     mca_btl_smx_frag_t *free_frags;
-    opal_mutex_t lock;      /* fragments, lists, posting: for MPI_THREAD_MULTIPLE */
+    opal_mutex_t lock;      /* fragments, lists, ring heads: for MPI_THREAD_MULTIPLE */
     opal_mutex_t poll_lock; /* one reader per ring when threads are in use */
 };
 typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
 
 OPAL_DECLSPEC extern mca_btl_smx_component_t mca_btl_smx_component;
-extern mca_btl_base_module_t mca_btl_smx_module;
+extern mca_btl_base_module_t mca_btl_smx_module_template;
 
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);
 int mca_btl_smx_progress(void);
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(mca_btl_smx_endpoint_t *endpoint);
-void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 
-/* btl_smx_send.c */
+/* btl_smx_send.c: the one place a fragment enters a ring */
 int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
+int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag);
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag);
+
+/* btl_smx_sendi.c */
+int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      struct opal_convertor_t *convertor, void *header, size_t header_size,
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor);
 
 /* btl_smx_get.c / btl_smx_put.c */
 int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -101,6 +128,12 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                     struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                     void *cbcontext, void *cbdata);
+/* Called by progress for the internal slot kinds; and to feed the gets being served. */
+void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
+void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
+int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
+/* The single-copy threshold a transfer of this class sees now (0: never). */
+size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out);
 
 END_C_DECLS
 

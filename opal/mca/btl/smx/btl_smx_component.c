@@ -1,21 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx component: parameters, open/close, init.
- *
- * SPDX-License-Identifier: BSD-3-Clause
+ * btl/smx component: every MCA parameter (registered here, in one place), their
+ * validation, open/close, and init, which creates one module per locality class.
  */
 #include "opal_config.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/base/base.h"
+#include "opal/mca/hwloc/base/base.h"
 #include "opal/mca/smsc/smsc.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 static int smx_component_register(void);
 static int smx_component_open(void);
@@ -35,53 +39,174 @@ mca_btl_smx_component_t mca_btl_smx_component = {
             .param_field = MCA_BASE_METADATA_PARAM_NONE,
         },
         .btl_init = smx_component_init,
-        .btl_progress = mca_btl_smx_progress,
+        /* No btl_progress: bml/r2 registers it per module, and with several modules an idle
+         * one could register it at low priority first. init registers it once instead. */
+        .btl_progress = NULL,
     },
     .output = -1,
 };
 
-static void smx_register_int(const char *name, const char *help, int level, int *storage)
+/* A fragment: 32 KiB of data plus room for ob1's headers, so that a 32 KiB message still
+ * fits one eager fragment (measured here: 32 KiB eager beats both stock configurations). */
+#define SMX_FRAG_DEFAULT (32 * 1024 + 2048)
+
+/* Per-class defaults and where each comes from (repeated in the parameters' help and in
+ * README.md). Shared-cache classes send eagerly up to a whole fragment: with double copy
+ * either way, eager saves the rendezvous round trips (measured on the development
+ * machine: 4 KiB 2.2 us vs 2.8-3.2 us stock, 16 KiB 5.8 vs 6.4). Other classes keep
+ * btl/sm's limits, since single copy takes over there (paper 003). */
+static const struct smx_class_limits smx_default_limits[SMX_CLASS_COUNT] = {
+    [SMX_CLASS_L2] = {.eager_limit = SMX_FRAG_DEFAULT, .rndv_eager_limit = SMX_FRAG_DEFAULT,
+                      .single_copy_min = 0},
+    [SMX_CLASS_L3] = {.eager_limit = SMX_FRAG_DEFAULT, .rndv_eager_limit = SMX_FRAG_DEFAULT,
+                      .single_copy_min = 0},
+    [SMX_CLASS_PACKAGE] = {.eager_limit = 4096, .rndv_eager_limit = 32768, .single_copy_min = 2048},
+    [SMX_CLASS_NUMA] = {.eager_limit = 4096, .rndv_eager_limit = 32768, .single_copy_min = 1024},
+    [SMX_CLASS_REMOTE] = {.eager_limit = 4096, .rndv_eager_limit = 32768, .single_copy_min = 1024},
+};
+
+static const char *const smx_single_copy_source[SMX_CLASS_COUNT] = {
+    [SMX_CLASS_L2] = "peers sharing an L2 (or a core): never (0); a shared cache makes double "
+                     "copy the faster (paper 002), and even a shared L3 does on the development "
+                     "machine (double copy 8.3 GB/s vs CMA 5.3 GB/s at 1 MiB)",
+    [SMX_CLASS_L3] = "peers sharing an L3 only: never (0); measured on the development machine "
+                     "(own L2, shared L3), btl/sm's double copy beats CMA single copy at every "
+                     "size from 4 KiB to 4 MiB; on a 16-core Xeon a lone pair also prefers double "
+                     "copy above 128 KiB. A busy node switches anyway (single_copy_min_busy)",
+    [SMX_CLASS_PACKAGE] = "same package, no shared cache: 2048, LiMIC2's same-socket threshold "
+                          "(paper 003); not measurable on the development machine",
+    [SMX_CLASS_NUMA] = "same NUMA node, other package: 1024, LiMIC2's across-socket threshold "
+                       "(paper 003); not measurable on the development machine",
+    [SMX_CLASS_REMOTE] = "other NUMA node: 1024, LiMIC2's across-socket threshold (paper 003; "
+                         "paper 002 measures single copy about 2x faster across NUMA nodes); not "
+                         "measurable on the development machine",
+};
+
+static const char *const smx_class_words[SMX_CLASS_COUNT] = {
+    [SMX_CLASS_L2] = "peers sharing an L2 cache or a core",
+    [SMX_CLASS_L3] = "peers sharing an L3 cache but not an L2",
+    [SMX_CLASS_PACKAGE] = "peers in the same package without a shared cache",
+    [SMX_CLASS_NUMA] = "peers on the same NUMA node in another package",
+    [SMX_CLASS_REMOTE] = "peers on another NUMA node",
+};
+
+/* Indices of the variables whose source decides precedence (see smx_resolve_limits). */
+static int smx_var_class[SMX_CLASS_COUNT][3];
+
+static int smx_register_var(const char *name, const char *help, mca_base_var_type_t type,
+                            int level, void *storage)
 {
-    (void) mca_base_component_var_register(&mca_btl_smx_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0,
-                                           MCA_BASE_VAR_FLAG_SETTABLE, level,
+    return mca_base_component_var_register(&mca_btl_smx_component.super.btl_version, name, help,
+                                           type, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, level,
                                            MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static void smx_register_class_params(int cls)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const char *cname = smx_locality_class_name(cls);
+    char name[64], help[1024];
+
+    c->limits[cls] = smx_default_limits[cls];
+
+    snprintf(name, sizeof(name), "eager_limit_%s", cname);
+    snprintf(help, sizeof(help),
+             "Largest message (bytes, ob1 header included) sent eagerly to %s; overrides "
+             "btl_smx_eager_limit for this class. At least 64, at most "
+             "btl_smx_rndv_eager_limit_%s (default: %" PRId64 "; %s)",
+             smx_class_words[cls], cname, smx_default_limits[cls].eager_limit,
+             cls <= SMX_CLASS_L3 ? "a whole fragment: double copy either way, eager saves the "
+                                   "rendezvous, measured faster than btl/sm from 4 to 32 KiB "
+                                   "on the development machine"
+                                 : "btl/sm's eager limit: single copy takes over above it "
+                                   "(paper 003)");
+    smx_var_class[cls][0] = smx_register_var(name, help, MCA_BASE_VAR_TYPE_INT64_T,
+                                             OPAL_INFO_LVL_4, &c->limits[cls].eager_limit);
+
+    snprintf(name, sizeof(name), "rndv_eager_limit_%s", cname);
+    snprintf(help, sizeof(help),
+             "Size (bytes, header included) of the first fragment of a rendezvous to %s, "
+             "used when the data cannot go by btl_get (non-contiguous); overrides "
+             "btl_smx_rndv_eager_limit for this class. At least btl_smx_eager_limit_%s, at "
+             "most btl_smx_max_send_size (default: %" PRId64 ", the larger of btl/sm's 32 KiB "
+             "and the eager limit)",
+             smx_class_words[cls], cname, smx_default_limits[cls].rndv_eager_limit);
+    smx_var_class[cls][1] = smx_register_var(name, help, MCA_BASE_VAR_TYPE_INT64_T,
+                                             OPAL_INFO_LVL_4, &c->limits[cls].rndv_eager_limit);
+
+    snprintf(name, sizeof(name), "single_copy_min_%s", cname);
+    snprintf(help, sizeof(help),
+             "Smallest contiguous message (bytes) to %s copied once through the selected "
+             "single-copy (smsc) component instead of twice through shared memory; only "
+             "messages above the eager limit can be single-copied; 0 = never. Without an smsc "
+             "component every message is double-copied. Default %" PRId64 ": %s",
+             smx_class_words[cls], smx_default_limits[cls].single_copy_min,
+             smx_single_copy_source[cls]);
+    smx_var_class[cls][2] = smx_register_var(name, help, MCA_BASE_VAR_TYPE_INT64_T,
+                                             OPAL_INFO_LVL_4, &c->limits[cls].single_copy_min);
 }
 
 static int smx_component_register(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_base_module_t *m = &mca_btl_smx_module;
+    mca_btl_base_module_t *m = &mca_btl_smx_module_template;
 
     (void) mca_base_var_group_component_register(
-        &c->super.btl_version, "Shared-memory transport with a topology-aware eager/rendezvous switch");
+        &c->super.btl_version,
+        "Shared-memory transport with a topology-aware eager/rendezvous switch");
 
     c->verbose = 0;
-    smx_register_int("verbose",
-                     "Verbosity of btl/smx: 1 says why the component is not used, 10 prints each "
-                     "peer it reaches (default: 0)",
-                     OPAL_INFO_LVL_5, &c->verbose);
+    smx_register_var("verbose",
+                     "Verbosity of btl/smx: 1 says why the component is not used, 10 prints "
+                     "each peer's locality class and thresholds (default: 0)",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->verbose);
     c->ring_slots = 32;
-    smx_register_int("ring_slots",
+    smx_register_var("ring_slots",
                      "Slots in the ring each local sender has in this process's segment (2 to "
-                     "4096; default: 32)",
-                     OPAL_INFO_LVL_5, &c->ring_slots);
-    c->frag_size = 32 * 1024;
-    smx_register_int("frag_size",
+                     "4096; default: 32, i.e. 1 MiB in flight per pair with 32 KiB slots)",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->ring_slots);
+    c->frag_size = SMX_FRAG_DEFAULT;
+    smx_register_var("frag_size",
                      "Payload bytes of one ring slot: the largest fragment (1024 to 1048576; "
-                     "btl_smx_max_send_size may not exceed it; default: 32768)",
-                     OPAL_INFO_LVL_5, &c->frag_size);
+                     "btl_smx_max_send_size may not exceed it; default: 34816 = 32 KiB of data "
+                     "and room for ob1's header: large enough for copies to stream, small enough "
+                     "to stay in a private L2)",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->frag_size);
 
-    /* The same starting points as btl/sm, so the two compare like for like until the
-     * topology-aware switch sets them per locality class. */
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        smx_register_class_params(cls);
+    }
+    c->single_copy_min_busy = 32 * 1024;
+    smx_register_var("single_copy_min_busy",
+                     "Single-copy threshold (bytes) of every class while the node is busy "
+                     "(more than btl_smx_busy_transfers large transfers in flight): a class "
+                     "uses the smaller of this and its own btl_smx_single_copy_min_<class>; 0 = "
+                     "busy changes nothing. Default 32768: on a 16-core Xeon a 16-rank "
+                     "all-to-all runs 1.5x faster with single copy at 1-4 MiB, because "
+                     "double-copying ranks saturate the caches (paper 002, section VI), and "
+                     "single copy already wins a lone ping-pong there at 32 KiB",
+                     MCA_BASE_VAR_TYPE_INT64_T, OPAL_INFO_LVL_4, &c->single_copy_min_busy);
+    c->busy_transfers = 1;
+    smx_register_var("busy_transfers",
+                     "The node counts as busy while more than this many large transfers (btl_get "
+                     "of a rendezvous, single or double copy) of this job are in flight on it, "
+                     "counted in shared memory; -1 = never busy. Default 1: a lone ping-pong "
+                     "has at most one in flight, an all-to-all has one per rank and more",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_transfers);
+
+    /* Module template: the generic BTL parameters (btl_smx_eager_limit, ...) are
+     * registered on it; the per-class values above override them, see README.md. */
     m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 1; /* sm keeps the default until smx wins */
     m->btl_eager_limit = 4 * 1024;
     m->btl_rndv_eager_limit = 32 * 1024;
-    m->btl_max_send_size = 32 * 1024;
+    m->btl_max_send_size = SMX_FRAG_DEFAULT;
+    /* RDMA pipeline (put by the receiver) off: large messages go by btl_get, whole. */
     m->btl_min_rdma_pipeline_size = INT_MAX;
     m->btl_rdma_pipeline_send_length = m->btl_eager_limit;
     m->btl_rdma_pipeline_frag_size = m->btl_eager_limit;
-    m->btl_flags = MCA_BTL_FLAGS_SEND;
+    m->btl_get_limit = SIZE_MAX;
+    m->btl_put_limit = SIZE_MAX;
+    m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_GET | MCA_BTL_FLAGS_PUT;
     m->btl_bandwidth = 20000;
     m->btl_latency = 1;
     mca_btl_base_param_register(&c->super.btl_version, m);
@@ -91,6 +216,7 @@ static int smx_component_register(void)
 static int smx_component_open(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
     OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
@@ -102,6 +228,7 @@ static int smx_component_open(void)
 static int smx_component_close(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
     OBJ_DESTRUCT(&c->completed);
     OBJ_DESTRUCT(&c->poll_lock);
     OBJ_DESTRUCT(&c->lock);
@@ -112,43 +239,169 @@ static int smx_component_close(void)
     return OPAL_SUCCESS;
 }
 
+static bool smx_var_is_set(int index)
+{
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+
+    if (index < 0 || OPAL_SUCCESS != mca_base_var_get_value(index, NULL, &source, NULL)) {
+        return false;
+    }
+    return MCA_BASE_VAR_SOURCE_DEFAULT != source;
+}
+
+/* Which parameter supplied a class's value: the per-class one unless only the generic
+ * btl_smx_<what> was set, which then applies to every class. */
+static const char *smx_limit_name(int cls, int what, char *buf, size_t len)
+{
+    static const char *const whats[3] = {"eager_limit", "rndv_eager_limit", "single_copy_min"};
+    int generic = (2 == what) ? -1 : mca_base_var_find("opal", "btl", "smx", whats[what]);
+
+    if (!smx_var_is_set(smx_var_class[cls][what]) && smx_var_is_set(generic)) {
+        snprintf(buf, len, "btl_smx_%s", whats[what]);
+    } else {
+        snprintf(buf, len, "btl_smx_%s_%s", whats[what], smx_locality_class_name(cls));
+    }
+    return buf;
+}
+
+/* Give the generic btl_smx_eager_limit / btl_smx_rndv_eager_limit, when the user set them
+ * and did not set the per-class value, to every class. */
+static void smx_resolve_limits(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    int eager = mca_base_var_find("opal", "btl", "smx", "eager_limit");
+    int rndv = mca_base_var_find("opal", "btl", "smx", "rndv_eager_limit");
+
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (smx_var_is_set(eager) && !smx_var_is_set(smx_var_class[cls][0])) {
+            /* a size_t set to "-1" wraps: keep it visibly wrong rather than negative */
+            c->limits[cls].eager_limit = m->btl_eager_limit > INT64_MAX
+                                             ? INT64_MAX : (int64_t) m->btl_eager_limit;
+        }
+        if (smx_var_is_set(rndv) && !smx_var_is_set(smx_var_class[cls][1])) {
+            c->limits[cls].rndv_eager_limit = m->btl_rndv_eager_limit > INT64_MAX
+                                                  ? INT64_MAX
+                                                  : (int64_t) m->btl_rndv_eager_limit;
+        }
+    }
+}
+
+static bool smx_refuse(const char *name, const char *value, const char *expected)
+{
+    opal_show_help("help-btl-smx.txt", "bad-param", true, name, value, expected);
+    return false;
+}
+
 /* Refuse values that cannot work, naming the parameter; never clamp silently. */
 static bool smx_parameters_valid(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const mca_btl_base_module_t *m = &mca_btl_smx_module;
-    char value[64];
-    const char *name = NULL, *expected = NULL;
+    const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    char value[64], expected[128], name[96];
 
     if (c->ring_slots < 2 || c->ring_slots > 4096) {
-        name = "btl_smx_ring_slots", expected = "2 to 4096";
         snprintf(value, sizeof(value), "%d", c->ring_slots);
-    } else if (c->frag_size < 1024 || c->frag_size > 1024 * 1024) {
-        name = "btl_smx_frag_size", expected = "1024 to 1048576";
+        return smx_refuse("btl_smx_ring_slots", value, "2 to 4096");
+    }
+    if (c->frag_size < 1024 || c->frag_size > 1024 * 1024) {
         snprintf(value, sizeof(value), "%d", c->frag_size);
-    } else if (m->btl_max_send_size > (size_t) c->frag_size) {
-        name = "btl_smx_max_send_size", expected = "at most btl_smx_frag_size";
+        return smx_refuse("btl_smx_frag_size", value, "1024 to 1048576");
+    }
+    if (m->btl_max_send_size > (size_t) c->frag_size || m->btl_max_send_size < 1024) {
         snprintf(value, sizeof(value), "%zu", m->btl_max_send_size);
-    } else if (m->btl_eager_limit > m->btl_max_send_size) {
-        name = "btl_smx_eager_limit", expected = "at most btl_smx_max_send_size";
-        snprintf(value, sizeof(value), "%zu", m->btl_eager_limit);
-    } else if (m->btl_rndv_eager_limit > m->btl_max_send_size) {
-        name = "btl_smx_rndv_eager_limit", expected = "at most btl_smx_max_send_size";
-        snprintf(value, sizeof(value), "%zu", m->btl_rndv_eager_limit);
+        snprintf(expected, sizeof(expected), "1024 to btl_smx_frag_size (%d)", c->frag_size);
+        return smx_refuse("btl_smx_max_send_size", value, expected);
     }
-    if (NULL == name) {
-        return true;
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        const struct smx_class_limits *l = &c->limits[cls];
+
+        if (l->eager_limit < 64 || l->eager_limit > (int64_t) m->btl_max_send_size) {
+            snprintf(value, sizeof(value), "%" PRId64, l->eager_limit);
+            snprintf(expected, sizeof(expected),
+                     "64 (an ob1 header) to btl_smx_max_send_size (%zu): a fragment must "
+                     "hold an eager message",
+                     m->btl_max_send_size);
+            return smx_refuse(smx_limit_name(cls, 0, name, sizeof(name)), value, expected);
+        }
+        if (l->rndv_eager_limit < l->eager_limit
+            || l->rndv_eager_limit > (int64_t) m->btl_max_send_size) {
+            snprintf(value, sizeof(value), "%" PRId64, l->rndv_eager_limit);
+            snprintf(expected, sizeof(expected),
+                     "the class's eager limit (%" PRId64 ") to btl_smx_max_send_size (%zu)",
+                     l->eager_limit, m->btl_max_send_size);
+            return smx_refuse(smx_limit_name(cls, 1, name, sizeof(name)), value, expected);
+        }
+        if (l->single_copy_min < 0) {
+            snprintf(value, sizeof(value), "%" PRId64, l->single_copy_min);
+            return smx_refuse(smx_limit_name(cls, 2, name, sizeof(name)), value,
+                              "0 (never) or a size in bytes");
+        }
     }
-    opal_show_help("help-btl-smx.txt", "bad-param", true, name, value, expected);
-    return false;
+    if (c->single_copy_min_busy < 0) {
+        snprintf(value, sizeof(value), "%" PRId64, c->single_copy_min_busy);
+        return smx_refuse("btl_smx_single_copy_min_busy", value,
+                          "0 (busy changes nothing) or a size in bytes");
+    }
+    if (c->busy_transfers < -1) {
+        snprintf(value, sizeof(value), "%d", c->busy_transfers);
+        return smx_refuse("btl_smx_busy_transfers", value, "-1 (never busy) or a count >= 0");
+    }
+    return true;
+}
+
+/* The classes some peer of mine can fall into here; my binding kept for add_procs. */
+static int smx_find_classes(int present[SMX_CLASS_COUNT])
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    hwloc_bitmap_t mine;
+
+    if (OPAL_SUCCESS != opal_hwloc_base_get_topology() || NULL == opal_hwloc_topology) {
+        /* Without a topology every peer is "anywhere": the widest class. */
+        for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+            present[cls] = (SMX_CLASS_REMOTE == cls);
+        }
+        return 1;
+    }
+    mine = hwloc_bitmap_alloc();
+    if (NULL == mine) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (0 != hwloc_get_cpubind(opal_hwloc_topology, mine, HWLOC_CPUBIND_PROCESS)) {
+        hwloc_bitmap_zero(mine); /* unknown binding: anywhere */
+    }
+    c->my_cpuset = mine;
+    return smx_locality_classes_present(opal_hwloc_topology, mine, present);
+}
+
+static mca_btl_smx_module_t *smx_module_create(int cls)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_module_t *module = calloc(1, sizeof(*module));
+
+    if (NULL == module) {
+        return NULL;
+    }
+    module->super = mca_btl_smx_module_template;
+    module->cls = cls;
+    /* What ob1 reads from the module (pml_ob1_sendreq.h): its eager limit and the size of
+     * a rendezvous's first fragment. The single-copy threshold is not an ob1 notion: ob1
+     * sends every contiguous message above the eager limit by btl_get when the module has
+     * MCA_BTL_FLAGS_GET, and btl_smx_get.c picks single or double copy there. */
+    module->super.btl_eager_limit = (size_t) c->limits[cls].eager_limit;
+    module->super.btl_rndv_eager_limit = (size_t) c->limits[cls].rndv_eager_limit;
+    module->super.btl_rdma_pipeline_send_length = module->super.btl_eager_limit;
+    module->super.btl_rdma_pipeline_frag_size = module->super.btl_eager_limit;
+    return module;
 }
 
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,
                                                   bool enable_mpi_threads)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_base_module_t *m = &mca_btl_smx_module;
+    mca_btl_base_module_t *m = &mca_btl_smx_module_template;
     mca_btl_base_module_t **modules;
+    int present[SMX_CLASS_COUNT];
 
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
@@ -157,30 +410,52 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         opal_output_verbose(1, c->output, "btl:smx: not used: no other process on this node");
         return NULL;
     }
-    if (!smx_parameters_valid() || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
+    smx_resolve_limits();
+    if (!smx_parameters_valid() || smx_find_classes(present) < 0
+        || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
         return NULL;
     }
-    if (NULL != mca_smsc) {
-        m->btl_flags |= MCA_BTL_FLAGS_RDMA;
-        m->btl_get = mca_btl_smx_get;
-        m->btl_put = mca_btl_smx_put;
-        if (mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
-            m->btl_registration_handle_size = (size_t) mca_smsc_base_registration_data_size();
-        } else {
-            m->btl_register_mem = NULL;
-            m->btl_deregister_mem = NULL;
-        }
+    if (NULL != mca_smsc && mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
+        m->btl_registration_handle_size = (size_t) mca_smsc_base_registration_data_size();
     } else {
+        /* Nothing to register: ob1 then skips registration altogether. */
         m->btl_register_mem = NULL;
         m->btl_deregister_mem = NULL;
+        m->btl_registration_handle_size = 0;
     }
-    modules = calloc(1, sizeof(*modules));
+    if (NULL == mca_smsc) {
+        /* get stays: it is the double-copy pipeline (btl_smx_get.c); put needs single copy */
+        m->btl_flags &= ~MCA_BTL_FLAGS_PUT;
+        m->btl_put = NULL;
+    }
+
+    modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {
         return NULL;
     }
-    modules[0] = m;
-    *num_btls = 1;
-    opal_output_verbose(1, c->output, "btl:smx: %d local processes, %s single copy",
-                        c->num_local, NULL != mca_smsc ? "with" : "without");
+    c->num_modules = 0;
+    c->modules_finalized = 0;
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (!present[cls]) {
+            continue;
+        }
+        c->modules[cls] = smx_module_create(cls);
+        if (NULL == c->modules[cls]) {
+            for (int k = 0; k < cls; ++k) {
+                free(c->modules[k]);
+                c->modules[k] = NULL;
+            }
+            free(modules);
+            return NULL;
+        }
+        modules[c->num_modules++] = &c->modules[cls]->super;
+    }
+    /* One progress function for all modules, registered once. */
+    opal_progress_register(mca_btl_smx_progress);
+    c->progress_registered = true;
+    *num_btls = c->num_modules;
+    opal_output_verbose(1, c->output, "btl:smx: %d local processes, %s single copy, %d module%s",
+                        c->num_local, NULL != mca_smsc ? "with" : "without", c->num_modules,
+                        1 == c->num_modules ? "" : "s");
     return modules;
 }

@@ -1,45 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * btl/smx rings: one per (sender, receiver) pair, in the receiver's segment. Exactly one
- * process writes slots (the sender) and one reads them (the receiver); a slot's 'full'
- * flag hands it over: the sender fills the slot, then sets full with release order; the
- * receiver sees full with acquire order, consumes, then clears it with release order.
- * Head and tail indices live in each side's private memory. Polling touches one flag
- * per ring (contiguous slots: the next flag to poll is always the tail's).
- *
- * SPDX-License-Identifier: BSD-3-Clause
+ * process writes slots (the sender) and one reads them (the receiver), so no locks and
+ * no read-modify-write atomics, only ordered loads and stores (paper 004's rule):
+ *   - the sender fills slot i % slots, then stores seq = i + 1 with release order;
+ *   - the receiver polls the one slot it expects next (contiguous slots: the next flag
+ *     to poll is always the next slot's), sees seq == i + 1 with acquire order, delivers,
+ *     then stores consumed = i + 1 in the ring header with release order;
+ *   - the sender reuses a slot once consumed says so: that store is how the receiver
+ *     marks a slot done, and the sender only reads it when its private count of
+ *     messages in flight reaches the ring size (a lazy sweep).
+ * The receiver never writes a slot, so a message costs one cache-line transfer each
+ * way instead of the two of a full/empty flag that both sides write. Indices are 64-bit
+ * and never wrap in practice; a stale slot from the previous lap carries seq i + 1 - slots.
  */
 #ifndef MCA_BTL_SMX_FIFO_H
 #define MCA_BTL_SMX_FIFO_H
 
-#include <stdint.h>
+#include "btl_smx_types.h"
 
-#define SMX_CACHE_LINE 64
-
-struct smx_slot_header {
-    uint32_t full; /* 1: written, not yet consumed */
-    uint32_t len;  /* payload bytes */
-    uint8_t tag;
-    uint8_t pad[SMX_CACHE_LINE - 9];
-};
-
-struct smx_ring {
-    uint32_t slots;     /* number of slots */
-    uint32_t slot_size; /* bytes per slot, header included */
-    uint8_t pad[SMX_CACHE_LINE - 8];
-    /* slots follow */
-};
-
-struct smx_segment_header {
-    uint64_t magic;
-    uint32_t num_local;
-    uint32_t ring_bytes; /* size of one ring, header and slots */
-    uint8_t pad[SMX_CACHE_LINE - 16];
-    /* num_local rings follow, indexed by the sender's local rank */
-};
-
-#define SMX_SEGMENT_MAGIC 0x736d7831726e6731ull
-
-static inline struct smx_slot_header *smx_ring_slot(struct smx_ring *ring, uint32_t index)
+static inline struct smx_slot_header *smx_ring_slot(struct smx_ring *ring, uint64_t index)
 {
     return (struct smx_slot_header *) ((char *) (ring + 1)
                                        + (size_t) (index % ring->slots) * ring->slot_size);
@@ -47,18 +27,41 @@ static inline struct smx_slot_header *smx_ring_slot(struct smx_ring *ring, uint3
 
 static inline struct smx_ring *smx_segment_ring(void *segment, int sender)
 {
-    struct smx_segment_header *h = segment;
+    struct smx_segment_header *h = (struct smx_segment_header *) segment;
     return (struct smx_ring *) ((char *) (h + 1) + (size_t) sender * h->ring_bytes);
 }
 
-static inline int smx_slot_is_full(const struct smx_slot_header *s)
+static inline uint32_t smx_ring_payload(const struct smx_ring *ring)
 {
-    return __atomic_load_n(&s->full, __ATOMIC_ACQUIRE);
+    return ring->slot_size - (uint32_t) sizeof(struct smx_slot_header);
 }
 
-static inline void smx_slot_set(struct smx_slot_header *s, uint32_t full)
+/* Receiver: has message 'index' arrived? */
+static inline int smx_slot_ready(const struct smx_slot_header *s, uint64_t index)
 {
-    __atomic_store_n(&s->full, full, __ATOMIC_RELEASE);
+    return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == index + 1;
 }
 
-#endif
+/* Sender: message 'index' is written; hand it to the receiver. */
+static inline void smx_slot_publish(struct smx_slot_header *s, uint64_t index)
+{
+    __atomic_store_n(&s->seq, index + 1, __ATOMIC_RELEASE);
+}
+
+/* Receiver: done with every message before 'next'; their slots go back to the sender. */
+static inline void smx_ring_consumed(struct smx_ring *ring, uint64_t next)
+{
+    __atomic_store_n(&ring->consumed, next, __ATOMIC_RELEASE);
+}
+
+/* Sender: is there a free slot for message 'head'? 'seen' caches the receiver's count. */
+static inline int smx_ring_has_room(struct smx_ring *ring, uint64_t head, uint64_t *seen)
+{
+    if (head - *seen < ring->slots) {
+        return 1;
+    }
+    *seen = __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
+    return head - *seen < ring->slots;
+}
+
+#endif /* MCA_BTL_SMX_FIFO_H */

@@ -1,13 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx get: single copy from the peer's memory through the selected SMSC component.
+ * btl/smx get: where single copy and double copy part ways.
  *
- * SPDX-License-Identifier: BSD-3-Clause
+ * ob1 sends every contiguous message above the module's eager limit as a "get": the
+ * receiver calls btl_get for the sender's buffer. Here, at that moment, the transfer is
+ * given to
+ *   - the selected SMSC component (single copy), if the peer has a single-copy endpoint
+ *     and the size reaches the class's threshold as it stands now (lowered while the node
+ *     is busy, see mca_btl_smx_single_copy_min_now), or
+ *   - a pipelined double copy through the rings: the receiver asks the sender's BTL for
+ *     the range (SMX_SLOT_GET_REQ); the sender's progress copies it into ring slots
+ *     (SMX_SLOT_GET_DATA), the receiver copies each out as it arrives. Both copies stream
+ *     slot by slot, so at most ring_slots x frag_size bytes sit in shared memory.
+ * Deciding here rather than through ob1's limits is what lets the threshold depend on the
+ * class, the load at this very moment, and be any size (ob1 itself only knows "above the
+ * eager limit: get").
  */
 #include "opal_config.h"
 
 #include "opal/mca/smsc/smsc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_fifo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Receiver side of a double-copy get. */
+struct smx_get_op {
+    mca_btl_smx_endpoint_t *ep;
+    unsigned char *local;
+    size_t size, received;
+    uint32_t *counter; /* the load counter it was counted in */
+    struct mca_btl_base_registration_handle_t *local_handle;
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void *cbcontext, *cbdata;
+};
+
+/* Sender side: a range of my memory a peer asked for. */
+struct smx_serve_t {
+    opal_list_item_t super;
+    uint64_t op;
+    const unsigned char *src;
+    size_t size, sent;
+};
+typedef struct smx_serve_t smx_serve_t;
+static OBJ_CLASS_INSTANCE(smx_serve_t, opal_list_item_t, NULL, NULL);
+
+size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    size_t threshold = (size_t) c->limits[cls].single_copy_min;
+    uint32_t in_flight = 0;
+
+    if (NULL != c->transfers_in_flight) {
+        in_flight = __atomic_load_n(c->transfers_in_flight, __ATOMIC_RELAXED);
+    }
+    if (NULL != in_flight_out) {
+        *in_flight_out = in_flight;
+    }
+    /* Busy: the caches and memory are shared by many streams, double copy's advantage
+     * (the receiver reads from a warm cache) is gone and its doubled traffic hurts. */
+    if (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers
+        && 0 != c->single_copy_min_busy
+        && (0 == threshold || (size_t) c->single_copy_min_busy < threshold)) {
+        threshold = (size_t) c->single_copy_min_busy;
+    }
+    return threshold;
+}
+
+static inline void smx_count(uint32_t *counter, int delta)
+{
+    if (NULL != counter) {
+        (void) __atomic_add_fetch(counter, (uint32_t) delta, __ATOMIC_RELAXED);
+    }
+}
 
 int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                     void *local_address, uint64_t remote_address,
@@ -16,11 +83,139 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                     void *cbcontext, void *cbdata)
 {
-    int rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    uint32_t *counter = c->transfers_in_flight;
+    size_t threshold = mca_btl_smx_single_copy_min_now(endpoint->cls, NULL);
+    struct smx_get_request *req;
+    struct smx_get_op *op;
+    mca_btl_smx_frag_t *frag;
+
+    if (NULL != endpoint->smsc_endpoint && 0 != threshold && size >= threshold) {
+        int rc;
+
+        smx_count(counter, 1);
+        rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
                            (void *) (uintptr_t) remote_address, size, remote_handle);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
+        smx_count(counter, -1);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+        cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        return OPAL_SUCCESS;
     }
-    cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
-    return OPAL_SUCCESS;
+
+    op = malloc(sizeof(*op));
+    frag = mca_btl_smx_frag_alloc(endpoint);
+    if (NULL == op || NULL == frag) {
+        free(op);
+        if (NULL != frag) {
+            mca_btl_smx_frag_release(frag);
+        }
+        return OPAL_ERR_OUT_OF_RESOURCE; /* ob1 retries later */
+    }
+    *op = (struct smx_get_op){.ep = endpoint,
+                              .local = local_address,
+                              .size = size,
+                              .received = 0,
+                              .counter = counter,
+                              .local_handle = local_handle,
+                              .cbfunc = cbfunc,
+                              .cbcontext = cbcontext,
+                              .cbdata = cbdata};
+    req = (struct smx_get_request *) frag->data;
+    req->op = (uint64_t) (uintptr_t) op;
+    req->remote_address = remote_address;
+    req->size = size;
+    frag->kind = SMX_SLOT_GET_REQ;
+    frag->tag = 0;
+    frag->segment.seg_len = sizeof(*req);
+    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    smx_count(counter, 1);
+    if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
+        smx_count(counter, -1);
+        free(op);
+        mca_btl_smx_frag_release(frag);
+        cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        return OPAL_SUCCESS;
+    }
+    return mca_btl_smx_send_internal(frag);
+}
+
+/* Sender side: a peer asks for a range of my memory (an ob1 send buffer it was told of). */
+void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const struct smx_get_request *req = payload;
+    smx_serve_t *serve;
+
+    if (len < sizeof(*req) || NULL == (serve = OBJ_NEW(smx_serve_t))) {
+        return; /* cannot happen with a peer of this job; the get would hang, not corrupt */
+    }
+    serve->op = req->op;
+    serve->src = (const unsigned char *) (uintptr_t) req->remote_address;
+    serve->size = (size_t) req->size;
+    serve->sent = 0;
+    OPAL_THREAD_LOCK(&c->lock);
+    opal_list_append(&ep->serving, &serve->super);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+/* Sender side: copy as much of the requested ranges into free slots as fits. */
+int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    uint32_t room = smx_ring_payload(ep->out) - (uint32_t) sizeof(struct smx_get_piece);
+    int pieces = 0;
+    smx_serve_t *serve;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    while (NULL != (serve = (smx_serve_t *) opal_list_get_first(&ep->serving))
+           && &serve->super != opal_list_get_end(&ep->serving)) {
+        while (serve->sent < serve->size) {
+            struct smx_slot_header *slot;
+            struct smx_get_piece *piece;
+            size_t chunk = serve->size - serve->sent;
+
+            if (!smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)) {
+                goto out; /* the receiver has not caught up; next progress */
+            }
+            slot = smx_ring_slot(ep->out, ep->out_head);
+            piece = (struct smx_get_piece *) (slot + 1);
+            if (chunk > room) {
+                chunk = room;
+            }
+            piece->op = serve->op;
+            piece->offset = serve->sent;
+            memcpy(piece + 1, serve->src + serve->sent, chunk);
+            slot->len = (uint32_t) (sizeof(*piece) + chunk);
+            slot->tag = 0;
+            slot->kind = SMX_SLOT_GET_DATA;
+            smx_slot_publish(slot, ep->out_head++);
+            serve->sent += chunk;
+            pieces++;
+        }
+        opal_list_remove_first(&ep->serving);
+        OBJ_RELEASE(serve);
+    }
+out:
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return pieces;
+}
+
+/* Receiver side: one piece of a double-copy get; the last one completes it. */
+void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
+{
+    const struct smx_get_piece *piece = payload;
+    struct smx_get_op *op = (struct smx_get_op *) (uintptr_t) piece->op;
+    size_t chunk = len - sizeof(*piece);
+
+    memcpy(op->local + piece->offset, piece + 1, chunk);
+    op->received += chunk;
+    if (op->received < op->size) {
+        return;
+    }
+    smx_count(op->counter, -1);
+    op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
+               OPAL_SUCCESS);
+    free(op);
 }

@@ -1,12 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx module: the segment, peers (add_procs / del_procs), fragments, progress.
- *
- * SPDX-License-Identifier: BSD-3-Clause
+ * btl/smx module: the segment, peers (add_procs / del_procs), descriptors, progress.
  */
 #include "opal_config.h"
 
+#include "opal/mca/hwloc/base/base.h"
 #include "opal/mca/pmix/pmix-internal.h"
 #include "opal/mca/smsc/smsc.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -23,40 +25,55 @@
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    OBJ_CONSTRUCT(&ep->serving, opal_list_t);
+    ep->module = NULL;
     ep->peer_segment = NULL;
     ep->smsc_endpoint = NULL;
-    ep->out_head = ep->in_tail = 0;
+    ep->out_head = ep->out_seen = ep->in_tail = 0;
 }
 
 static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
 {
+    opal_list_item_t *item;
+
+    while (NULL != (item = opal_list_remove_first(&ep->serving))) {
+        OBJ_RELEASE(item);
+    }
+    OBJ_DESTRUCT(&ep->serving);
     OBJ_DESTRUCT(&ep->pending);
-    if (ep->smsc_endpoint) {
+    if (NULL != ep->smsc_endpoint) {
         MCA_SMSC_CALL(return_endpoint, ep->smsc_endpoint);
     }
-    if (ep->peer_segment) {
+    if (NULL != ep->peer_segment) {
         munmap(ep->peer_segment, ep->peer_segment_size);
     }
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,
                    smx_endpoint_destruct);
-OBJ_CLASS_INSTANCE(mca_btl_smx_frag_t, mca_btl_base_descriptor_t, NULL, NULL);
 
 static size_t smx_ring_bytes(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     size_t slot = (sizeof(struct smx_slot_header) + (size_t) c->frag_size + SMX_CACHE_LINE - 1)
                   & ~(size_t) (SMX_CACHE_LINE - 1);
+
     return sizeof(struct smx_ring) + slot * (size_t) c->ring_slots;
 }
 
-/* My segment: a file in /dev/shm named after the job and my rank, so concurrent jobs never
- * collide; PMIx removes it at job end even if this process is killed. */
+/*
+ * My segment: a file in /dev/shm named after the job id, my rank and my pid, so that
+ * concurrent jobs (and a rank reusing a vpid after a restart) never collide. The file
+ * only exists while peers still have to open it: the peer that maps it last unlinks it
+ * (smx_attach), after which the memory lives on through the mappings alone and goes away
+ * with the last process, kill -9 included. Until then, PMIx's cleanup list removes it if
+ * the job dies early.
+ */
 int mca_btl_smx_segment_create(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     size_t ring_bytes = smx_ring_bytes();
+    char *cpuset = NULL, *blob;
     int fd, rc;
 
     c->local_rank = opal_process_info.my_local_rank;
@@ -86,7 +103,6 @@ int mca_btl_smx_segment_create(void)
     opal_pmix_register_cleanup(c->segment_name, false, false, false);
 
     struct smx_segment_header *h = c->segment;
-    h->magic = SMX_SEGMENT_MAGIC;
     h->num_local = (uint32_t) c->num_local;
     h->ring_bytes = (uint32_t) ring_bytes;
     for (int s = 0; s < c->num_local; ++s) {
@@ -94,96 +110,203 @@ int mca_btl_smx_segment_create(void)
         ring->slots = (uint32_t) c->ring_slots;
         ring->slot_size = (uint32_t) ((ring_bytes - sizeof(*ring)) / (size_t) c->ring_slots);
     }
+    __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
+    /* Until local rank 0 is attached, count my own transfers in my own header. */
+    c->transfers_in_flight = &h->transfers_in_flight;
 
     c->peers = calloc((size_t) c->num_local, sizeof(*c->peers));
     if (NULL == c->peers) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, c->segment_name,
-                    strlen(c->segment_name) + 1);
+    /* The modex carries "<segment file> <my cpuset>": peers classify the pair from both
+     * bindings (an empty cpuset: not bound). */
+    if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
+        (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
+    }
+    if (0 > asprintf(&blob, "%s %s", c->segment_name, NULL != cpuset ? cpuset : "")) {
+        free(cpuset);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    free(cpuset);
+    OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, blob, strlen(blob) + 1);
+    free(blob);
     return rc;
+}
+
+/* The class of a peer with this cpuset, folded onto a class that has a module. */
+static int smx_peer_class(const char *peer_cpuset)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int cls = SMX_CLASS_REMOTE;
+
+    if (NULL != opal_hwloc_topology) {
+        hwloc_bitmap_t peer = hwloc_bitmap_alloc();
+        if (NULL != peer) {
+            if (NULL == peer_cpuset || '\0' == *peer_cpuset
+                || 0 != hwloc_bitmap_list_sscanf(peer, peer_cpuset)) {
+                hwloc_bitmap_zero(peer);
+            }
+            cls = smx_locality_class(opal_hwloc_topology, (hwloc_bitmap_t) c->my_cpuset, peer);
+            hwloc_bitmap_free(peer);
+        }
+    }
+    /* smx_locality_classes_present() makes this impossible; be safe anyway: a wider class
+     * is the conservative choice, a narrower one the only other. */
+    for (int k = cls; k < SMX_CLASS_COUNT; ++k) {
+        if (NULL != c->modules[k]) {
+            return k;
+        }
+    }
+    for (int k = cls; k >= 0; --k) {
+        if (NULL != c->modules[k]) {
+            return k;
+        }
+    }
+    return cls;
 }
 
 static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
-    char *name = NULL;
-    size_t name_size = 0;
+    char *blob = NULL, *space;
+    size_t blob_size = 0;
     struct stat st;
     int rc, fd;
 
     OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
-    if (OPAL_SUCCESS != rc || peer_local_rank >= c->num_local) {
+    if (OPAL_SUCCESS != rc || peer_local_rank >= c->num_local
+        || peer_local_rank == c->local_rank) {
         return OPAL_ERR_UNREACH;
     }
-    OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name, (void **) &name,
-                              &name_size);
-    if (OPAL_SUCCESS != rc || NULL == name) {
+    OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name, (void **) &blob,
+                              &blob_size);
+    if (OPAL_SUCCESS != rc || NULL == blob || 0 == blob_size || '\0' != blob[blob_size - 1]) {
+        free(blob);
         return OPAL_ERR_UNREACH;
     }
-    fd = open(name, O_RDWR);
+    space = strchr(blob, ' ');
+    if (NULL != space) {
+        *space++ = '\0';
+    }
+    fd = open(blob, O_RDWR);
     if (fd < 0 || 0 != fstat(fd, &st)) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot open peer segment %s: %s", name,
+        opal_output_verbose(1, c->output, "btl:smx: cannot open peer segment %s: %s", blob,
                             strerror(errno));
         if (fd >= 0) {
             close(fd);
         }
-        free(name);
+        free(blob);
         return OPAL_ERR_UNREACH;
     }
-    free(name);
     ep->peer_segment_size = (size_t) st.st_size;
     ep->peer_segment = mmap(NULL, ep->peer_segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                             0);
     close(fd);
     if (MAP_FAILED == ep->peer_segment) {
         ep->peer_segment = NULL;
+        free(blob);
         return OPAL_ERR_UNREACH;
     }
-    if (SMX_SEGMENT_MAGIC != ((struct smx_segment_header *) ep->peer_segment)->magic) {
+    struct smx_segment_header *h = ep->peer_segment;
+    if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
+        || h->num_local != (uint32_t) c->num_local) {
+        free(blob);
         return OPAL_ERR_UNREACH;
     }
+    /* Every other local process of the job maps this file once; the last one unlinks it. */
+    if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
+        (void) unlink(blob);
+    }
+    ep->cls = smx_peer_class(space);
+    ep->module = c->modules[ep->cls];
+    free(blob);
+
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
     ep->out = smx_segment_ring(ep->peer_segment, c->local_rank);
     ep->in = smx_segment_ring(c->segment, peer_local_rank);
+    if (0 == peer_local_rank) {
+        c->transfers_in_flight = &h->transfers_in_flight;
+    }
     if (NULL != mca_smsc) {
+        /* NULL is fine: this peer then gets double copy only (btl_smx_get.c) */
         ep->smsc_endpoint = MCA_SMSC_CALL(get_endpoint, proc);
     }
     return OPAL_SUCCESS;
 }
 
+static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const struct smx_class_limits *l = &c->limits[ep->cls];
+    char single[96];
+
+    if (NULL == ep->smsc_endpoint) {
+        snprintf(single, sizeof(single), "never (no single-copy endpoint)");
+    } else if (0 == l->single_copy_min) {
+        snprintf(single, sizeof(single), "never (busy: %" PRId64 ")", c->single_copy_min_busy);
+    } else {
+        snprintf(single, sizeof(single), "%" PRId64 " (busy: %" PRId64 ")", l->single_copy_min,
+                 (0 != c->single_copy_min_busy && c->single_copy_min_busy < l->single_copy_min)
+                     ? c->single_copy_min_busy : l->single_copy_min);
+    }
+    opal_output_verbose(10, c->output,
+                        "btl:smx: peer %s (local rank %d): class %s, eager limit %" PRId64
+                        ", rendezvous first fragment %" PRId64 ", single copy from %s, busy "
+                        "above %d transfers in flight",
+                        OPAL_NAME_PRINT(ep->proc->proc_name), ep->peer_local_rank,
+                        smx_locality_class_name(ep->cls), l->eager_limit, l->rndv_eager_limit,
+                        single, c->busy_transfers);
+}
+
+/* bml/r2 offers every peer to every module; each module takes only its class's peers
+ * (NULL endpoint, reachable bit clear for the others), so a peer is reached by exactly
+ * one smx module, whose limits ob1 then uses. reachability is NULL on the single-peer
+ * path (add_proc), where the NULL endpoint alone says "not mine". */
 static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
                          opal_bitmap_t *reachability)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
+
     for (size_t i = 0; i < nprocs; ++i) {
+        opal_proc_t *proc = procs[i];
+        uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
+        int rc;
+
         peers[i] = NULL;
-        if (procs[i] == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(procs[i]->proc_flags)) {
-            continue; /* btl/self carries messages to myself */
+        /* btl/self carries messages to myself; other jobs' processes have other segments */
+        if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
+            || proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+            continue;
         }
-        mca_btl_smx_endpoint_t *ep = OBJ_NEW(mca_btl_smx_endpoint_t);
+        OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
+        if (OPAL_SUCCESS != rc || peer_local_rank >= c->num_local) {
+            continue;
+        }
+        mca_btl_smx_endpoint_t *ep = c->peers[peer_local_rank];
         if (NULL == ep) {
-            return OPAL_ERR_OUT_OF_RESOURCE;
+            /* first module to see this peer attaches it, for all modules */
+            ep = OBJ_NEW(mca_btl_smx_endpoint_t);
+            if (NULL == ep) {
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
+            if (OPAL_SUCCESS != smx_attach(ep, proc)) {
+                OBJ_RELEASE(ep);
+                continue;
+            }
+            c->peers[peer_local_rank] = ep;
+            smx_print_peer(ep);
         }
-        if (OPAL_SUCCESS != smx_attach(ep, procs[i])) {
-            OBJ_RELEASE(ep);
+        if (ep->module != module) {
             continue;
         }
-        if (NULL == ep->smsc_endpoint && NULL != mca_smsc) {
-            /* single copy unusable with this peer: ob1 must not ask for get/put */
-            OBJ_RELEASE(ep);
-            continue;
-        }
-        c->peers[ep->peer_local_rank] = ep;
         peers[i] = ep;
         if (NULL != reachability) {
             opal_bitmap_set_bit(reachability, (int) i);
         }
-        opal_output_verbose(10, c->output, "btl:smx: peer %s is local rank %d",
-                            OPAL_NAME_PRINT(procs[i]->proc_name), ep->peer_local_rank);
     }
     return OPAL_SUCCESS;
 }
@@ -192,88 +315,70 @@ static int smx_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
     for (size_t i = 0; i < nprocs; ++i) {
-        if (peers[i]) {
-            c->peers[peers[i]->peer_local_rank] = NULL;
-            OBJ_RELEASE(peers[i]);
+        mca_btl_smx_endpoint_t *ep = peers[i];
+        if (NULL != ep && ep->module == (mca_btl_smx_module_t *) btl
+            && c->peers[ep->peer_local_rank] == ep) {
+            c->peers[ep->peer_local_rank] = NULL;
+            OBJ_RELEASE(ep);
         }
     }
     return OPAL_SUCCESS;
 }
 
+/* Each module releases its own peers; the last one also the shared state. */
 static int smx_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    for (int p = 0; c->peers && p < c->num_local; ++p) {
-        if (c->peers[p]) {
+    mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
+
+    for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
+        if (NULL != c->peers[p] && c->peers[p]->module == module) {
             OBJ_RELEASE(c->peers[p]);
             c->peers[p] = NULL;
         }
     }
+    c->modules[module->cls] = NULL;
+    free(module);
+    if (++c->modules_finalized < c->num_modules) {
+        return OPAL_SUCCESS;
+    }
+    if (c->progress_registered) {
+        opal_progress_unregister(mca_btl_smx_progress);
+        c->progress_registered = false;
+    }
+    for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
+        if (NULL != c->peers[p]) { /* a peer whose module is gone already: not expected */
+            OBJ_RELEASE(c->peers[p]);
+        }
+    }
     free(c->peers);
     c->peers = NULL;
-    if (c->segment) {
+    if (NULL != c->segment) {
+        c->transfers_in_flight = NULL;
         munmap(c->segment, c->segment_size);
-        unlink(c->segment_name);
+        (void) unlink(c->segment_name); /* normally gone already; ENOENT is fine */
         c->segment = NULL;
     }
-    while (c->free_frags) {
-        mca_btl_smx_frag_t *f = c->free_frags;
-        c->free_frags = f->next_free;
-        OBJ_DESTRUCT(f);
-        free(f);
+    if (NULL != c->my_cpuset) {
+        hwloc_bitmap_free((hwloc_bitmap_t) c->my_cpuset);
+        c->my_cpuset = NULL;
     }
+    mca_btl_smx_frag_pool_fini();
     return OPAL_SUCCESS;
-}
-
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(mca_btl_smx_endpoint_t *endpoint)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_frag_t *frag;
-
-    OPAL_THREAD_LOCK(&c->lock);
-    frag = c->free_frags;
-    if (frag) {
-        c->free_frags = frag->next_free;
-    }
-    OPAL_THREAD_UNLOCK(&c->lock);
-    if (NULL == frag) {
-        frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
-        if (NULL == frag) {
-            return NULL;
-        }
-        OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
-    }
-    frag->endpoint = endpoint;
-    frag->segment.seg_addr.pval = frag->data;
-    frag->segment.seg_len = 0;
-    frag->base.des_segments = &frag->segment;
-    frag->base.des_segment_count = 1;
-    frag->base.des_cbfunc = NULL;
-    frag->base.des_cbdata = NULL;
-    frag->base.des_context = NULL;
-    frag->base.des_flags = 0;
-    frag->base.order = MCA_BTL_NO_ORDER;
-    return frag;
-}
-
-void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    OPAL_THREAD_LOCK(&c->lock);
-    frag->next_free = c->free_frags;
-    c->free_frags = frag;
-    OPAL_THREAD_UNLOCK(&c->lock);
 }
 
 static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
                                             struct mca_btl_base_endpoint_t *endpoint,
                                             uint8_t order, size_t size, uint32_t flags)
 {
+    mca_btl_smx_frag_t *frag;
+
     if (size > btl->btl_max_send_size) {
         return NULL;
     }
-    mca_btl_smx_frag_t *frag = mca_btl_smx_frag_alloc(endpoint);
+    frag = mca_btl_smx_frag_alloc(endpoint);
     if (NULL == frag) {
         return NULL;
     }
@@ -296,18 +401,22 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
                                                   uint8_t order, size_t reserve, size_t *size,
                                                   uint32_t flags)
 {
+    mca_btl_smx_frag_t *frag;
+    struct iovec iov;
+    uint32_t iov_count = 1;
+
     if (reserve > btl->btl_max_send_size) {
         return NULL;
     }
     if (*size > btl->btl_max_send_size - reserve) {
         *size = btl->btl_max_send_size - reserve;
     }
-    mca_btl_smx_frag_t *frag = mca_btl_smx_frag_alloc(endpoint);
+    frag = mca_btl_smx_frag_alloc(endpoint);
     if (NULL == frag) {
         return NULL;
     }
-    struct iovec iov = {.iov_base = frag->data + reserve, .iov_len = *size};
-    uint32_t iov_count = 1;
+    iov.iov_base = frag->data + reserve;
+    iov.iov_len = *size;
     if (opal_convertor_pack(convertor, &iov, &iov_count, size) < 0) {
         mca_btl_smx_frag_release(frag);
         return NULL;
@@ -333,8 +442,36 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* Deliver what my rings hold, retry fragments waiting for a slot, then complete the
- * fragments already sent. */
+/* One slot from a peer: upper-layer fragments go to the registered callback, with the
+ * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
+static void smx_deliver(mca_btl_smx_endpoint_t *ep, struct smx_slot_header *slot)
+{
+    switch (slot->kind) {
+    case SMX_SLOT_AM: {
+        const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger
+                                                       + slot->tag;
+        mca_btl_base_segment_t seg = {.seg_addr.pval = slot + 1, .seg_len = slot->len};
+        mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
+                                                  .des_segments = &seg,
+                                                  .des_segment_count = 1,
+                                                  .tag = slot->tag,
+                                                  .cbdata = reg->cbdata};
+        reg->cbfunc(&ep->module->super, &desc);
+        break;
+    }
+    case SMX_SLOT_GET_REQ:
+        mca_btl_smx_get_request_arrived(ep, slot + 1, slot->len);
+        break;
+    case SMX_SLOT_GET_DATA:
+        mca_btl_smx_get_piece_arrived(ep, slot + 1, slot->len);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Deliver what my rings hold, feed the gets I serve, retry fragments waiting for a slot,
+ * then complete the fragments already sent. */
 int mca_btl_smx_progress(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -354,18 +491,11 @@ int mca_btl_smx_progress(void)
         }
         for (int n = 0; n < 8; ++n) { /* a few per peer: fairness between peers */
             struct smx_slot_header *slot = smx_ring_slot(ep->in, ep->in_tail);
-            if (!smx_slot_is_full(slot)) {
+            if (!smx_slot_ready(slot, ep->in_tail)) {
                 break;
             }
-            const mca_btl_active_message_callback_t *reg =
-                mca_btl_base_active_message_trigger + slot->tag;
-            mca_btl_base_segment_t seg = {.seg_addr.pval = slot + 1, .seg_len = slot->len};
-            mca_btl_base_receive_descriptor_t desc = {.endpoint = ep, .des_segments = &seg,
-                                                      .des_segment_count = 1,
-                                                      .tag = slot->tag, .cbdata = reg->cbdata};
-            ep->in_tail++;
-            reg->cbfunc(&mca_btl_smx_module, &desc);
-            smx_slot_set(slot, 0);
+            smx_deliver(ep, slot);
+            smx_ring_consumed(ep->in, ++ep->in_tail);
             events++;
         }
     }
@@ -375,6 +505,12 @@ int mca_btl_smx_progress(void)
     for (int p = 0; p < c->num_local; ++p) {
         mca_btl_smx_endpoint_t *ep = c->peers[p];
         if (NULL == ep) {
+            continue;
+        }
+        if (!opal_list_is_empty(&ep->serving)) {
+            events += mca_btl_smx_get_serve(ep);
+        }
+        if (opal_list_is_empty(&ep->pending)) {
             continue;
         }
         OPAL_THREAD_LOCK(&c->lock);
@@ -388,6 +524,9 @@ int mca_btl_smx_progress(void)
         }
         OPAL_THREAD_UNLOCK(&c->lock);
     }
+    if (opal_list_is_empty(&c->completed)) {
+        return events;
+    }
     for (;;) {
         OPAL_THREAD_LOCK(&c->lock);
         mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) opal_list_remove_first(&c->completed);
@@ -395,8 +534,9 @@ int mca_btl_smx_progress(void)
         if (NULL == frag) {
             break;
         }
-        if (frag->base.des_cbfunc) {
-            frag->base.des_cbfunc(&mca_btl_smx_module, frag->endpoint, &frag->base, OPAL_SUCCESS);
+        if (NULL != frag->base.des_cbfunc) {
+            frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint, &frag->base,
+                                  OPAL_SUCCESS);
         }
         if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
             mca_btl_smx_frag_release(frag);
@@ -406,7 +546,7 @@ int mca_btl_smx_progress(void)
     return events;
 }
 
-mca_btl_base_module_t mca_btl_smx_module = {
+mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_component = &mca_btl_smx_component.super,
     .btl_add_procs = smx_add_procs,
     .btl_del_procs = smx_del_procs,
@@ -415,6 +555,9 @@ mca_btl_base_module_t mca_btl_smx_module = {
     .btl_free = smx_free,
     .btl_prepare_src = smx_prepare_src,
     .btl_send = mca_btl_smx_send,
+    .btl_sendi = mca_btl_smx_sendi,
+    .btl_get = mca_btl_smx_get,
+    .btl_put = mca_btl_smx_put,
     .btl_register_mem = smx_register_mem,
     .btl_deregister_mem = smx_deregister_mem,
 };

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx put: single copy into the peer's memory through the selected SMSC component.
- *
- * SPDX-License-Identifier: BSD-3-Clause
+ * btl/smx put: single copy into the peer's memory through the selected SMSC component
+ * (only offered when one is selected; ob1 uses get, one-sided components may use put).
  */
 #include "opal_config.h"
 
@@ -16,8 +16,13 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                     void *cbcontext, void *cbdata)
 {
-    int rc = MCA_SMSC_CALL(copy_to, endpoint->smsc_endpoint, local_address,
-                           (void *) (uintptr_t) remote_address, size, remote_handle);
+    int rc;
+
+    if (NULL == endpoint->smsc_endpoint) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    rc = MCA_SMSC_CALL(copy_to, endpoint->smsc_endpoint, local_address,
+                       (void *) (uintptr_t) remote_address, size, remote_handle);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }

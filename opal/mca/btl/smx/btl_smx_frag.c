@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx fragment pool: a LIFO of descriptors, so the most recently used (cache-warm)
+ * buffer goes out next. Private to the process; the lock only matters with threads.
+ */
+#include "opal_config.h"
+
+#include "btl_smx.h"
+#include "btl_smx_types.h"
+
+#include <stdlib.h>
+
+OBJ_CLASS_INSTANCE(mca_btl_smx_frag_t, mca_btl_base_descriptor_t, NULL, NULL);
+
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_frag_t *frag;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    frag = c->free_frags;
+    if (NULL != frag) {
+        c->free_frags = frag->next_free;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (NULL == frag) {
+        frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
+        if (NULL == frag) {
+            return NULL;
+        }
+        OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
+    }
+    frag->endpoint = endpoint;
+    frag->kind = SMX_SLOT_AM;
+    frag->segment.seg_addr.pval = frag->data;
+    frag->segment.seg_len = 0;
+    frag->base.des_segments = &frag->segment;
+    frag->base.des_segment_count = 1;
+    frag->base.des_cbfunc = NULL;
+    frag->base.des_cbdata = NULL;
+    frag->base.des_context = NULL;
+    frag->base.des_flags = 0;
+    frag->base.order = MCA_BTL_NO_ORDER;
+    return frag;
+}
+
+void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    frag->next_free = c->free_frags;
+    c->free_frags = frag;
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+void mca_btl_smx_frag_pool_fini(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    while (NULL != c->free_frags) {
+        mca_btl_smx_frag_t *frag = c->free_frags;
+        c->free_frags = frag->next_free;
+        OBJ_DESTRUCT(frag);
+        free(frag);
+    }
+}

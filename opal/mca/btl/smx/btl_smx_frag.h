@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx fragments: the descriptor ob1 fills (alloc, prepare_src) before btl_send, and
+ * the staging buffer behind it. The shared-memory side of a fragment is a ring slot,
+ * which its receiver hands back by clearing the slot's flag (btl_smx_fifo.h); this
+ * private part is recycled by the sender alone.
+ */
+#ifndef MCA_BTL_SMX_FRAG_H
+#define MCA_BTL_SMX_FRAG_H
+
+#include "opal_config.h"
+
+#include "opal/mca/btl/btl.h"
+
+BEGIN_C_DECLS
+
+struct mca_btl_base_endpoint_t;
+
+struct mca_btl_smx_frag_t {
+    mca_btl_base_descriptor_t base;
+    mca_btl_base_segment_t segment;
+    struct mca_btl_base_endpoint_t *endpoint;
+    mca_btl_base_tag_t tag;
+    uint8_t kind; /* enum smx_slot_kind */
+    struct mca_btl_smx_frag_t *next_free;
+    unsigned char data[]; /* btl_smx_frag_size bytes */
+};
+typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
+OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
+
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint);
+void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
+void mca_btl_smx_frag_pool_fini(void);
+
+END_C_DECLS
+
+#endif /* MCA_BTL_SMX_FRAG_H */

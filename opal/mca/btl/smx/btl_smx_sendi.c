@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx sendi: the fast path for small messages. The header and the packed payload go
+ * straight into the next ring slot, without a descriptor, a staging copy or a completion
+ * to run later: the slot itself is the message buffer (paper 004's per-pair receive
+ * buffers, our version of btl/sm's fast boxes). If the slot is busy or anything of this
+ * peer's is queued (order!), hand back a descriptor instead: ob1 then packs into it and
+ * calls btl_send, whose completion callback is what makes ob1 retry its own queued
+ * requests. Failing without a descriptor would leave ob1 waiting for a callback that
+ * never comes (a send-immediate completes silently).
+ */
+#include "opal_config.h"
+
+#include "opal/datatype/opal_convertor.h"
+
+#include "btl_smx.h"
+#include "btl_smx_fifo.h"
+
+#include <string.h>
+
+int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      struct opal_convertor_t *convertor, void *header, size_t header_size,
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_slot_header *slot;
+    size_t total = header_size + payload_size;
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+
+    if (NULL != descriptor) {
+        *descriptor = NULL;
+    }
+    if (OPAL_UNLIKELY(total > btl->btl_eager_limit || total > smx_ring_payload(endpoint->out))) {
+        goto fallback;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    if (opal_list_is_empty(&endpoint->pending)
+        && smx_ring_has_room(endpoint->out, endpoint->out_head, &endpoint->out_seen)) {
+        unsigned char *data;
+
+        slot = smx_ring_slot(endpoint->out, endpoint->out_head);
+        data = (unsigned char *) (slot + 1);
+        memcpy(data, header, header_size);
+        if (0 != payload_size) {
+            struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
+            uint32_t iov_count = 1;
+            size_t packed = payload_size;
+
+            if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
+                || packed != payload_size) {
+                goto out; /* nothing published: the slot stays free */
+            }
+        }
+        slot->len = (uint32_t) total;
+        slot->tag = tag;
+        slot->kind = SMX_SLOT_AM;
+        smx_slot_publish(slot, endpoint->out_head++);
+        rc = OPAL_SUCCESS;
+    }
+out:
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (OPAL_SUCCESS == rc) {
+        return OPAL_SUCCESS;
+    }
+fallback:
+    if (NULL != descriptor) {
+        *descriptor = btl->btl_alloc(btl, endpoint, order, total, flags);
+    }
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}
