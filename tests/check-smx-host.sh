@@ -69,6 +69,8 @@ check_param() {
 		fail "$what: no message naming $want"
 }
 check_param "a ring of one slot" btl_smx_ring_slots --mca btl_smx_ring_slots 1
+check_param "a ring of 24 slots (not a power of two)" btl_smx_ring_slots \
+	--mca btl_smx_ring_slots 24
 check_param "an eager limit above the fragment size" btl_smx_eager_limit \
 	--mca btl_smx_eager_limit 40000
 check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_size 100

@@ -162,8 +162,8 @@ static int smx_component_register(void)
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->verbose);
     c->ring_slots = 32;
     smx_register_var("ring_slots",
-                     "Slots in the ring each local sender has in this process's segment (2 to "
-                     "4096; default: 32, i.e. 1 MiB in flight per pair with 32 KiB slots)",
+                     "Slots in the ring each local sender has in this process's segment (a power "
+                     "of two from 2 to 4096; default: 32, i.e. 1 MiB in flight per pair with 32 KiB slots)",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->ring_slots);
     c->frag_size = SMX_FRAG_DEFAULT;
     smx_register_var("frag_size",
@@ -300,9 +300,10 @@ static bool smx_parameters_valid(void)
     const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
     char value[64], expected[128], name[96];
 
-    if (c->ring_slots < 2 || c->ring_slots > 4096) {
+    if (c->ring_slots < 2 || c->ring_slots > 4096
+        || 0 != (c->ring_slots & (c->ring_slots - 1))) {
         snprintf(value, sizeof(value), "%d", c->ring_slots);
-        return smx_refuse("btl_smx_ring_slots", value, "2 to 4096");
+        return smx_refuse("btl_smx_ring_slots", value, "a power of two from 2 to 4096");
     }
     if (c->frag_size < 1024 || c->frag_size > 1024 * 1024) {
         snprintf(value, sizeof(value), "%d", c->frag_size);

@@ -22,7 +22,7 @@
 static inline struct smx_slot_header *smx_ring_slot(struct smx_ring *ring, uint64_t index)
 {
     return (struct smx_slot_header *) ((char *) (ring + 1)
-                                       + (size_t) (index % ring->slots) * ring->slot_size);
+                                       + (size_t) (index & (ring->slots - 1)) * ring->slot_size);
 }
 
 static inline struct smx_ring *smx_segment_ring(void *segment, int sender)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7833726e6733ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7833726e6734ull /* bumped with every layout change */
 
 /* What a slot carries. */
 enum smx_slot_kind {
@@ -25,16 +25,20 @@ enum smx_slot_kind {
     SMX_SLOT_GET_DATA, /* a piece of that range */
 };
 
+/* 16 bytes, so that a small message (ob1's match header and up to about 30 bytes of
+ * data) shares the flag's cache line: the receiver then pulls one line from the sender's
+ * cache per message instead of two. */
 struct smx_slot_header {
     uint64_t seq; /* index of the message in the ring + 1, written last: the hand-over flag */
     uint32_t len; /* payload bytes after this header */
     uint8_t tag;  /* upper-layer tag (SMX_SLOT_AM) */
     uint8_t kind; /* enum smx_slot_kind */
-    uint8_t pad[SMX_CACHE_LINE - 14];
+    uint8_t pad[2];
 };
+_Static_assert(sizeof(struct smx_slot_header) == 16, "a slot header is 16 bytes");
 
 struct smx_ring {
-    uint32_t slots;     /* number of slots */
+    uint32_t slots;     /* number of slots, a power of two */
     uint32_t slot_size; /* bytes per slot, header included, a multiple of the cache line */
     uint8_t pad0[SMX_CACHE_LINE - 8];
     /* Messages the receiver is done with: written by the receiver only, read by the
