@@ -74,4 +74,21 @@ check_param "a ring of 24 slots (not a power of two)" btl_smx_ring_slots \
 check_param "an eager limit above the fragment size" btl_smx_eager_limit \
 	--mca btl_smx_eager_limit 40000
 check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_size 100
+check_param "a busy eager limit below an ob1 header" btl_smx_eager_limit_busy \
+	--mca btl_smx_eager_limit_busy 10
+check_param "a negative busy process count" btl_smx_busy_ranks --mca btl_smx_busy_ranks -2
+
+# 4. a node with more processes than btl_smx_busy_ranks is busy from the start: every
+#    peer gets the busy eager limit and single-copy threshold (verbose 10 says so)
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
+	--mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000 \
+	--mca btl_smx_single_copy_min_busy 7000 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+n=$(grep -c "eager limit 6000, .*single copy from 7000 (node busy)" <<<"$out" || true)
+grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] &&
+	echo "ok: a crowded node lowers both thresholds for every peer, data intact" ||
+	fail "busy_ranks: expected 2 peers at the busy thresholds and p2p PASS: $out"
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out" ||
+	echo "ok: 2 processes are not a busy node by default"
 exit $status

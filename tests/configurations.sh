@@ -6,7 +6,7 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # Configurations the MPI suite must pass on the host (at 2 and 4 ranks), and in the test
 # guest, where the knemlike module is loaded (every one at 2 ranks; at 4 ranks those that
 # the guest alone can run: emulation makes each run about eight times slower).
-SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc"
+SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy"
 SMX_VM_MPI_CONFIGS_NP2="sm-cma sm-nosc sm-knemlike smx-knemlike"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike"
 

@@ -76,6 +76,9 @@ struct mca_btl_smx_component_t {
     struct smx_class_limits limits[SMX_CLASS_COUNT];
     int64_t single_copy_min_busy; /* btl_smx_single_copy_min_busy */
     int busy_transfers;           /* btl_smx_busy_transfers */
+    int busy_ranks;               /* btl_smx_busy_ranks */
+    int64_t eager_limit_busy;     /* btl_smx_eager_limit_busy */
+    bool crowded;                 /* more than busy_ranks processes here: busy from the start */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;

@@ -240,24 +240,36 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_class_limits *l = &c->limits[ep->cls];
-    char single[96];
+    int64_t busy = (0 != c->single_copy_min_busy
+                    && (0 == l->single_copy_min || c->single_copy_min_busy < l->single_copy_min))
+                       ? c->single_copy_min_busy : l->single_copy_min;
+    char single[96], busy_words[96];
 
     if (NULL == ep->smsc_endpoint) {
         snprintf(single, sizeof(single), "never (no single-copy endpoint)");
-    } else if (0 == l->single_copy_min) {
-        snprintf(single, sizeof(single), "never (busy: %" PRId64 ")", c->single_copy_min_busy);
+    } else if (c->crowded) {
+        snprintf(single, sizeof(single), 0 == busy ? "never (node busy)" : "%" PRId64 " (node busy)",
+                 busy);
     } else {
-        snprintf(single, sizeof(single), "%" PRId64 " (busy: %" PRId64 ")", l->single_copy_min,
-                 (0 != c->single_copy_min_busy && c->single_copy_min_busy < l->single_copy_min)
-                     ? c->single_copy_min_busy : l->single_copy_min);
+        int n = 0 == l->single_copy_min
+                    ? snprintf(single, sizeof(single), "never")
+                    : snprintf(single, sizeof(single), "%" PRId64, l->single_copy_min);
+        snprintf(single + n, sizeof(single) - (size_t) n,
+                 0 == busy ? " (busy: never)" : " (busy: %" PRId64 ")", busy);
+    }
+    if (c->crowded) {
+        snprintf(busy_words, sizeof(busy_words), "node busy: %d processes > btl_smx_busy_ranks",
+                 c->num_local);
+    } else {
+        snprintf(busy_words, sizeof(busy_words), "busy above %d transfers in flight",
+                 c->busy_transfers);
     }
     opal_output_verbose(10, c->output,
-                        "btl:smx: peer %s (local rank %d): class %s, eager limit %" PRId64
-                        ", rendezvous first fragment %" PRId64 ", single copy from %s, busy "
-                        "above %d transfers in flight",
+                        "btl:smx: peer %s (local rank %d): class %s, eager limit %zu"
+                        ", rendezvous first fragment %" PRId64 ", single copy from %s, %s",
                         OPAL_NAME_PRINT(ep->proc->proc_name), ep->peer_local_rank,
-                        smx_locality_class_name(ep->cls), l->eager_limit, l->rndv_eager_limit,
-                        single, c->busy_transfers);
+                        smx_locality_class_name(ep->cls), ep->module->super.btl_eager_limit,
+                        l->rndv_eager_limit, single, busy_words);
 }
 
 /* bml/r2 offers every peer to every module; each module takes only its class's peers
