@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7833726e6734ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7833726e6735ull /* bumped with every layout change */
 
 /* What a slot carries. */
 enum smx_slot_kind {
@@ -70,10 +70,15 @@ struct smx_get_request {
     uint64_t size;
 };
 
-/* Header of the payload of SMX_SLOT_GET_DATA; the data follows. */
+/* Header of the payload of SMX_SLOT_GET_DATA; the data follows, on a cache-line boundary
+ * of the slot (slot header + this = 64 bytes), where copies into and out of it run
+ * fastest. */
 struct smx_get_piece {
     uint64_t op;
     uint64_t offset;
+    uint8_t pad[SMX_CACHE_LINE - 16 - 16];
 };
+_Static_assert(16 + sizeof(struct smx_get_piece) == SMX_CACHE_LINE,
+               "a piece's data starts a cache line");
 
 #endif /* MCA_BTL_SMX_TYPES_H */
