@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The MPI data-verification suite inside the QEMU guest (Debian's kernel, TCG), where the
-# project's kernel module is loaded: stock btl/sm with cma, with no single copy and with
-# smsc/knemlike, and btl/smx with knemlike, at 2 ranks; both knemlike ones at 4; then the registration cache's hits (MPI_T) and the
-# module's counters once every job is gone. Quick mode: every category, fewer repeats.
+# project's kernel module is loaded: btl/smx with cma, with no single copy and with
+# knemlike at 2 and 4 ranks, and stock btl/sm with knemlike at 2 (tests/configurations.sh);
+# then the registration cache's hits (MPI_T) and the module's counters once every job is
+# gone. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}

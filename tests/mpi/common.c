@@ -13,12 +13,17 @@ static const char *t_program;
  * checks can fail. */
 static int t_inject_fault;
 
-void t_init(int *argc, char ***argv, const char *program)
+void t_init_thread(int *argc, char ***argv, const char *program, int required)
 {
     const char *q = getenv("SMX_TEST_QUICK");
     const char *f = getenv("SMX_TEST_INJECT_FAULT");
+    int provided = MPI_THREAD_SINGLE;
 
-    MPI_Init(argc, argv);
+    if (required < 0) {
+        MPI_Init(argc, argv);
+    } else {
+        MPI_Init_thread(argc, argv, required, &provided);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &t_size);
     t_program = program;
@@ -30,6 +35,18 @@ void t_init(int *argc, char ***argv, const char *program)
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (required >= 0 && provided < required) {
+        if (0 == t_rank) {
+            fprintf(stderr, "%s: thread level %d required, %d provided\n", program, required,
+                    provided);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+void t_init(int *argc, char ***argv, const char *program)
+{
+    t_init_thread(argc, argv, program, -1);
 }
 
 int t_finish(int local_errors)

@@ -20,6 +20,8 @@ extern int t_rank, t_size;
 extern int t_quick;
 
 void t_init(int *argc, char ***argv, const char *program);
+/* The same with MPI_Init_thread; aborts unless 'required' is provided. */
+void t_init_thread(int *argc, char ***argv, const char *program, int required);
 /* Collective verdict: prints PASS/FAIL on rank 0, finalizes, returns the exit status. */
 int t_finish(int local_errors);
 
