@@ -91,4 +91,29 @@ out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out" ||
 	echo "ok: 2 processes are not a busy node by default"
+# 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
+#    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer,
+#    and not at all with btl_smx_exchange_push false; the benchmark checks its data
+bench=$build/tests/bench/smx_bench
+make -s -C "$build" tests/bench/smx_bench >/dev/null
+pushes() {
+	local trace
+	trace=$(mktemp -d)
+	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_exchange_push "$1" \
+		strace -ff -qq -e trace=process_vm_writev -o "$trace/t" "$bench" --mode alltoall \
+		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
+	if ! grep -q "^alltoall,1048576," "$trace/out"; then
+		cat "$trace/out" >&2
+		echo -1
+		rm -rf "$trace"
+		return
+	fi
+	cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev" || true
+	rm -rf "$trace"
+}
+on=$(pushes true | tail -1)
+off=$(pushes false | tail -1)
+[ "$on" -gt 0 ] 2>/dev/null && [ "$off" = 0 ] &&
+	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" ||
+	fail "exchange push: $on single-copy pushes with it on (want > 0), $off off (want 0)"
 exit $status

@@ -61,6 +61,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t in_tail;      /* next message I read (only I touch it) */
     opal_list_t pending;   /* fragments waiting for a free slot, in send order */
     opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
+    int pulling;           /* my double-copy gets from this peer not yet complete */
     struct mca_smsc_endpoint_t *smsc_endpoint;
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
@@ -79,6 +80,8 @@ struct mca_btl_smx_component_t {
     int busy_ranks;               /* btl_smx_busy_ranks */
     int64_t eager_limit_busy;     /* btl_smx_eager_limit_busy */
     bool crowded;                 /* more than busy_ranks processes here: busy from the start */
+    bool exchange_push;           /* btl_smx_exchange_push */
+    bool can_push;                /* the selected smsc can copy into a peer without registration */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;

@@ -194,6 +194,15 @@ static int smx_component_register(void)
                      "counted in shared memory; -1 = never busy by this count. Default 1: a "
                      "lone ping-pong has at most one in flight, an all-to-all has one per rank",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_transfers);
+    c->exchange_push = true;
+    smx_register_var("exchange_push",
+                     "When a peer asks this process for data by double copy while this process "
+                     "is itself pulling data from that peer by double copy (an exchange: both "
+                     "would copy twice), send the peer's data by one single copy into its "
+                     "buffer instead. Needs a single-copy component without registration "
+                     "(cma). Default true: a 2-rank exchange of 256 KiB-4 MiB otherwise runs "
+                     "about 0.9x btl/sm+cma on a 16-core Xeon",
+                     MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->exchange_push);
     c->busy_ranks = 8;
     smx_register_var("busy_ranks",
                      "The node counts as busy from the start when this job runs more than this "
@@ -459,6 +468,8 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         m->btl_deregister_mem = NULL;
         m->btl_registration_handle_size = 0;
     }
+    c->can_push = c->exchange_push && NULL != mca_smsc
+                  && !mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION);
     if (NULL == mca_smsc) {
         /* get stays: it is the double-copy pipeline (btl_smx_get.c); put needs single copy */
         m->btl_flags &= ~MCA_BTL_FLAGS_PUT;

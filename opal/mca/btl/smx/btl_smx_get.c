@@ -42,6 +42,7 @@ struct smx_serve_t {
     opal_list_item_t super;
     uint64_t op;
     const unsigned char *src;
+    uint64_t destination; /* the requester's buffer (for a push) */
     size_t size, sent;
 };
 typedef struct smx_serve_t smx_serve_t;
@@ -126,12 +127,15 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     req->op = (uint64_t) (uintptr_t) op;
     req->remote_address = remote_address;
     req->size = size;
+    req->destination = (uint64_t) (uintptr_t) local_address;
     frag->kind = SMX_SLOT_GET_REQ;
     frag->tag = 0;
     frag->segment.seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     smx_count(counter, 1);
+    (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
     if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
+        (void) __atomic_sub_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
         smx_count(counter, -1);
         free(op);
         mca_btl_smx_frag_release(frag);
@@ -153,6 +157,7 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     }
     serve->op = req->op;
     serve->src = (const unsigned char *) (uintptr_t) req->remote_address;
+    serve->destination = req->destination;
     serve->size = (size_t) req->size;
     serve->sent = 0;
     OPAL_THREAD_LOCK(&c->lock);
@@ -171,6 +176,27 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
     OPAL_THREAD_LOCK(&c->lock);
     while (NULL != (serve = (smx_serve_t *) opal_list_get_first(&ep->serving))
            && &serve->super != opal_list_get_end(&ep->serving)) {
+        /* An exchange: the peer pulls from me while I pull from it, so double copy would
+         * cost each of us two copies. Push its data whole with one single copy (into
+         * memory the peer is not touching until this piece says so), then tell it. */
+        if (0 == serve->sent && c->can_push && NULL != ep->smsc_endpoint
+            && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0
+            && smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)
+            && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
+                                             (void *) (uintptr_t) serve->destination,
+                                             serve->size, NULL)) {
+            struct smx_slot_header *slot = smx_ring_slot(ep->out, ep->out_head);
+            struct smx_get_piece *piece = (struct smx_get_piece *) (slot + 1);
+
+            piece->op = serve->op;
+            piece->offset = SMX_PIECE_PUSHED;
+            slot->len = (uint32_t) sizeof(*piece);
+            slot->tag = 0;
+            slot->kind = SMX_SLOT_GET_DATA;
+            smx_slot_publish(slot, ep->out_head++);
+            serve->sent = serve->size;
+            pieces++;
+        }
         while (serve->sent < serve->size) {
             struct smx_slot_header *slot;
             struct smx_get_piece *piece;
@@ -209,11 +235,16 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     struct smx_get_op *op = (struct smx_get_op *) (uintptr_t) piece->op;
     size_t chunk = len - sizeof(*piece);
 
-    memcpy(op->local + piece->offset, piece + 1, chunk);
-    op->received += chunk;
+    if (SMX_PIECE_PUSHED == piece->offset) {
+        op->received = op->size; /* the server copied it all into op->local already */
+    } else {
+        memcpy(op->local + piece->offset, piece + 1, chunk);
+        op->received += chunk;
+    }
     if (op->received < op->size) {
         return;
     }
+    (void) __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
     smx_count(op->counter, -1);
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);

@@ -26,6 +26,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
+    ep->pulling = 0;
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->smsc_endpoint = NULL;

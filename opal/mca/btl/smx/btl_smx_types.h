@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7833726e6735ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7833726e6736ull /* bumped with every layout change */
 
 /* What a slot carries. */
 enum smx_slot_kind {
@@ -68,11 +68,13 @@ struct smx_get_request {
     uint64_t op;             /* the requester's operation, returned in every piece */
     uint64_t remote_address; /* in the address space of the process that serves it */
     uint64_t size;
+    uint64_t destination;    /* the requester's buffer, for a server that pushes it whole */
 };
 
 /* Header of the payload of SMX_SLOT_GET_DATA; the data follows, on a cache-line boundary
  * of the slot (slot header + this = 64 bytes), where copies into and out of it run
  * fastest. */
+#define SMX_PIECE_PUSHED UINT64_MAX /* offset of a piece saying: all of it was pushed */
 struct smx_get_piece {
     uint64_t op;
     uint64_t offset;
