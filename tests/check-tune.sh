@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# contrib/smx-tune on this machine, with a small budget: the unit tests on recorded data;
+# a short sweep whose parameter file Open MPI accepts (the .conf reader and mpirun --tune)
+# and whose thresholds sit at the crossovers in the recorded data; valid PNG figures; an
+# interrupted sweep resumes without measuring a finished job again; clear refusals (a
+# mechanism that is missing here, binding to CPUs this machine lacks); compare mode
+# prints a gain per class. Numbers are not judged: only that the file follows from them.
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${SMX_BUILD:-$top/build}
+py=/usr/bin/python3 # Debian's, where python3-matplotlib is installed (contrib/setup.sh)
+tune=("$top/contrib/smx-tune")
+bench=$build/tests/bench/smx_bench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ok() { echo "ok: $*"; }
+launch=(mpirun -np 2)
+[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+
+echo "== unit tests on recorded data"
+(cd "$top/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"
+
+# A short sweep: 4 sizes around the eager limits, 3 repetitions, small jobs.
+sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M)
+echo "== short sweep: ${sweep[*]}"
+start=$SECONDS
+if "${tune[@]}" "${sweep[@]}" --out "$work/sweep" >"$work/sweep.log" 2>&1; then
+	ok "sweep finished in $((SECONDS - start)) s"
+else
+	fail "sweep failed"; cat "$work/sweep.log"
+fi
+[ $((SECONDS - start)) -le 75 ] || fail "sweep took $((SECONDS - start)) s on a 60 s budget"
+conf=$work/sweep/smx-tuned.conf
+[ -f "$conf" ] || { fail "no parameter file"; cat "$work/sweep.log"; exit 1; }
+
+if [ -e /dev/knemlike ]; then
+	ok "knemlike's device exists here: not checking its report as unavailable"
+elif grep -q "mechanism knemlike: unavailable" "$work/sweep.log" &&
+	grep -q "knemlike (unavailable: " "$conf"; then
+	ok "knemlike reported unavailable (log and file header), sweep went on"
+else
+	fail "knemlike not reported as unavailable"
+fi
+grep -q "^# date: " "$conf" && grep -q "^# machine: " "$conf" && grep -q "double us" "$conf" ||
+	fail "the file's header lacks the machine, the date or the measurements"
+
+# Open MPI accepts the file: the openmpi-mca-params.conf reader (through
+# mca_base_param_files; ompi_info of Open MPI 5.0.7 ignores --tune) and mpirun --tune.
+mapfile -t params < <(grep -E '^btl_smx_single_copy_min_[a-z0-9]+=' "$conf")
+[ ${#params[@]} -gt 0 ] || fail "the file sets no threshold"
+info=$(OMPI_MCA_mca_base_param_files="$conf" ompi_info --param btl smx --level 9 --parsable)
+for p in "${params[@]}"; do
+	name=${p%%=*} value=${p#*=}
+	if grep -q "^mca:btl:smx:param:$name:value:$value$" <<<"$info" &&
+		grep -q "^mca:btl:smx:param:$name:source:file ($conf:" <<<"$info"; then
+		ok "ompi_info reads $name=$value from the file"
+	else
+		fail "ompi_info does not take $name=$value from $conf"
+	fi
+done
+out=$("${launch[@]}" --tune "$conf" --mca btl smx,self --mca btl_smx_verbose 10 "$bench" \
+	--sizes 64K --samples 1 --target-mb 1 2>&1) || { fail "mpirun --tune failed"; echo "$out"; }
+for p in "${params[@]}"; do
+	name=${p%%=*} value=${p#*=} cls=${p%%=*}
+	cls=${cls#btl_smx_single_copy_min_}
+	[ "$value" = 0 ] && value=never
+	if grep -q "class $cls, .*single copy from $value " <<<"$out"; then
+		ok "mpirun --tune: btl/smx uses single copy from $value for class $cls"
+	elif grep -q "class $cls," <<<"$out"; then
+		fail "mpirun --tune did not apply $p"; grep "class $cls," <<<"$out"
+	fi
+done
+
+echo "== thresholds against the recorded data"
+"$py" "$top/tests/tune/check_sweep.py" "$work/sweep" || fail "thresholds do not follow from the data"
+
+echo "== figures"
+"$py" - "$work/sweep"/*.png <<'EOF' || fail "figures"
+import sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+paths = sys.argv[1:]
+assert any(p.endswith("-summary.png") for p in paths), "no summary figure"
+for p in paths:
+    with open(p, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n", p + ": not a PNG"
+    h, w = plt.imread(p).shape[:2]
+    assert h > 100 and w > 100, p + ": %dx%d" % (w, h)
+    print("ok: %s: PNG, %dx%d" % (p.rsplit("/", 1)[1], w, h))
+EOF
+
+echo "== interrupted sweep resumes"
+args=(--budget 60 --reps 2 --samples 3 --target-mb 8 --sizes 16K,256K,1M --out "$work/int")
+"${tune[@]}" "${args[@]}" >"$work/int.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+	[ "$(wc -l 2>/dev/null <"$work/int/units.csv" || echo 0)" -ge 2 ] && break
+	sleep 0.1
+done
+kill -TERM "$pid" 2>/dev/null || true
+rc=0
+wait "$pid" || rc=$?
+kept=$(($(wc -l <"$work/int/units.csv") - 1))
+if [ "$rc" = 130 ] && [ "$kept" -ge 1 ] && grep -q "the same command to resume" "$work/int.log"; then
+	ok "interrupted (exit 130) with $kept finished job(s) kept"
+else
+	fail "interrupt: exit $rc, $kept jobs kept"; cat "$work/int.log"
+fi
+head -n $((kept + 1)) "$work/int/units.csv" >"$work/kept.csv"
+"${tune[@]}" "${args[@]}" >"$work/resume.log" 2>&1 || { fail "resume failed"; cat "$work/resume.log"; }
+total=$(($(wc -l <"$work/int/units.csv") - 1))
+if grep -q "resuming: $kept of 4 jobs already done" "$work/resume.log" && [ "$total" = 4 ] &&
+	[ "$(head -n $((kept + 1)) "$work/int/units.csv")" = "$(cat "$work/kept.csv")" ]; then
+	ok "resumed: $kept kept, $((total - kept)) measured, 4 in all"
+else
+	fail "resume: expected 4 jobs with the $kept kept ones unchanged, have $total"
+	cat "$work/resume.log"
+fi
+
+echo "== refusals"
+# expect_refusal NAME PATTERN ARGS...: exit 2 and PATTERN in the output
+expect_refusal() {
+	local name=$1 pattern=$2 rc=0
+	shift 2
+	"${tune[@]}" "$@" >"$work/refusal.log" 2>&1 || rc=$?
+	if [ "$rc" = 2 ] && grep -Eq "$pattern" "$work/refusal.log"; then
+		ok "$name"
+	else
+		fail "$name: exit $rc"; cat "$work/refusal.log"
+	fi
+}
+expect_refusal "unknown mechanism" "unknown single-copy mechanism 'foo'" \
+	--mechanisms cma,foo --out "$work/r1"
+expect_refusal "budget too small" "budget too small to measure anything" \
+	--budget 2 --out "$work/r2"
+if [ ! -e /dev/knemlike ]; then
+	expect_refusal "only a missing mechanism asked for" \
+		"no single-copy mechanism works here \(knemlike: " --mechanisms knemlike \
+		--budget 60 --sizes 64K --out "$work/r3"
+fi
+expect_refusal "pairs of CPUs from another machine's topology" \
+	"binding two ranks to CPUs .* is impossible|btl/smx classifies CPUs" \
+	--topology "$top/tests/topologies/numa-per-l3.xml" --budget 60 --sizes 64K --out "$work/r4"
+
+echo "== compare against stock btl/sm"
+if "${tune[@]}" compare "$conf" --budget 40 --reps 2 --samples 3 --target-mb 8 \
+	--sizes 16K,256K --out "$work/cmp" >"$work/cmp.log" 2>&1 &&
+	grep -Eq "^  class [a-z0-9]+: gain [0-9.]+x" "$work/cmp.log" &&
+	[ "$(head -c 8 "$work/cmp/compare.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
+	ok "compare: $(grep -E '^  class [a-z0-9]+: gain' "$work/cmp.log" | tr -s ' ' | paste -sd';')"
+else
+	fail "compare"; cat "$work/cmp.log"
+fi
+exit $status
