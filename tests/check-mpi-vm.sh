@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The MPI data-verification suite inside the QEMU guest (Debian's kernel, TCG), where the
 # project's kernel module is loaded: btl/smx with cma, with no single copy and with
-# knemlike at 2 and 4 ranks, and stock btl/sm with knemlike at 2 (tests/configurations.sh);
+# knemlike, and stock btl/sm with knemlike, at 2 and 4 ranks (tests/configurations.sh);
 # then the registration cache's hits (MPI_T) and the module's counters once every job is
 # gone. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
