@@ -66,7 +66,8 @@ step_packages() {
 	smx_log "checking Debian packages"
 	smx_need_packages build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
-		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file
+		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file \
+		python3-matplotlib strace
 }
 
 # One-line verdict on an Open MPI installation; empty output means usable.
