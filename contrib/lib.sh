@@ -79,3 +79,58 @@ smx_private_apt_update() {
 	fi
 	echo "$opts"
 }
+
+# mpi4py: a real MPI client we did not write. Built from its sdist against one Open MPI
+# into a virtualenv under $SMX_MPI4PY_DIR; the sdist's own test suite is kept beside it
+# (src/mpi4py-<version>/test) for tests/check-mpi4py.sh.
+SMX_MPI4PY_VERSION=${SMX_MPI4PY_VERSION:-4.1.2}
+SMX_MPI4PY_DIR=${SMX_MPI4PY_DIR:-$SMX_CACHE/mpi4py-$SMX_MPI4PY_VERSION}
+SMX_MPI4PY_PYTHON=${SMX_MPI4PY_PYTHON:-/usr/bin/python3}
+
+# What a complete build records: the version and the mpicc it was built with.
+smx_mpi4py_stamp() { echo "mpi4py $SMX_MPI4PY_VERSION built with $1/bin/mpicc"; }
+
+# Empty output when mpi4py is built against the Open MPI in $1; else why not.
+smx_mpi4py_problem() {
+	local ompi=$1 dir=$SMX_MPI4PY_DIR
+	[ "$(cat "$dir/.complete" 2>/dev/null)" = "$(smx_mpi4py_stamp "$ompi")" ] ||
+		{ echo "mpi4py $SMX_MPI4PY_VERSION is not built against $ompi in $dir (run contrib/setup.sh)"; return; }
+	[ -x "$dir/venv/bin/python" ] && [ -f "$dir/src/mpi4py-$SMX_MPI4PY_VERSION/test/main.py" ] ||
+		{ echo "mpi4py in $dir is incomplete (run contrib/setup.sh)"; return; }
+	smx_mpi4py_linked_to "$ompi" >/dev/null 2>&1 ||
+		echo "mpi4py in $dir is not linked to $ompi/lib/libmpi.so (run contrib/setup.sh)"
+}
+
+# Whether mpi4py's extension loads libmpi from the Open MPI in $1 (and not, say, MPICH's).
+smx_mpi4py_linked_to() {
+	local ompi=$1 so
+	so=$(ls "$SMX_MPI4PY_DIR"/venv/lib/python3*/site-packages/mpi4py/MPI.*.so) || return 1
+	LD_LIBRARY_PATH= ldd "$so" | grep -q "libmpi\.so.* => $ompi/lib/" ||
+		{ echo "mpi4py's $so is not linked to $ompi/lib/libmpi.so:" >&2; ldd "$so" >&2; return 1; }
+}
+
+# Download the sdist, build a wheel with the Open MPI in $1's mpicc, install it into a
+# fresh virtualenv. Long (about 4 min on 2 cores): wants a progress wrapper around it.
+# Every step is checked here: callers may run it where set -e does not apply.
+smx_mpi4py_build() {
+	local ompi=$1 dir=$SMX_MPI4PY_DIR v=$SMX_MPI4PY_VERSION
+	rm -rf "$dir/venv" "$dir/src" "$dir/wheel" "$dir/.complete"
+	mkdir -p "$dir/dl" "$dir/src" "$dir/wheel" || return 1
+	"$SMX_MPI4PY_PYTHON" -m venv "$dir/venv" || return 1
+	local pip=("$dir/venv/bin/python" -m pip --disable-pip-version-check --no-input)
+	if [ ! -f "$dir/dl/mpi4py-$v.tar.gz" ]; then
+		# --no-binary mpi4py, not :all:, or pip also compiles Cython from source
+		"${pip[@]}" download --no-deps --no-binary mpi4py -d "$dir/dl" "mpi4py==$v" ||
+			return 1
+	fi
+	tar -C "$dir/src" -xzf "$dir/dl/mpi4py-$v.tar.gz" || return 1
+	# MPICC selects the MPI. The linker needs this Open MPI's lib/ first: mpi4py puts
+	# Python's LIBDIR (/usr/lib/x86_64-linux-gnu) before the wrapper's own -L, and there
+	# Debian's MPICH owns libmpi.so (alternatives): -lmpi would link MPICH.
+	env MPICC="$ompi/bin/mpicc" MPILD="$ompi/bin/mpicc -L$ompi/lib" PATH="$ompi/bin:$PATH" \
+		"${pip[@]}" wheel --no-deps --no-cache-dir -w "$dir/wheel" "$dir/src/mpi4py-$v" ||
+		return 1
+	"${pip[@]}" install --no-deps "$dir"/wheel/mpi4py-"$v"-*.whl || return 1
+	smx_mpi4py_linked_to "$ompi" || return 1
+	smx_mpi4py_stamp "$ompi" >"$dir/.complete"
+}

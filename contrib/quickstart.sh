@@ -3,7 +3,7 @@
 # with the transport configurations side by side in one run, and the comparison table.
 #
 #  1. on this host: btl/smx beside stock btl/sm, each with smsc/cma and with no single
-#     copy (real timings);
+#     copy, and Debian's MPICH when installed (real timings);
 #  2. in the QEMU guest, where the knemlike module is loaded (this host cannot load
 #     modules): btl/smx + smsc/knemlike beside the stock configurations. Emulated: those
 #     timings show that the path works, not how fast it is.
@@ -15,9 +15,23 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/contrib/env.sh"
 cd "$top"
 
+# Debian's MPICH (installed by setup) as one more column: the benchmark built with its own
+# mpicc, launched by its own mpirun (hydra).
+mpich=()
+if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
+	mpich_bench=$SMX_BUILD/tests/bench/smx_bench.mpich
+	mkdir -p "$(dirname "$mpich_bench")"
+	# -Wno-stringop-overflow: gcc 12 misreads MPICH's MPI_STATUSES_IGNORE as an array
+	mpicc.mpich -O2 -Wall -Wextra -Wno-stringop-overflow -o "$mpich_bench" \
+		tests/bench/smx_bench.c tests/bench/bench_util.c
+	mpich=(--config mpich= --launcher "mpich=$(command -v mpirun.mpich)"
+	       --binary "mpich=$mpich_bench")
+fi
+
 echo "== 1. host: ping-pong, 2 ranks, off-cache, configurations interleaved"
 tests/bench/run-bench --np 2 --mode pingpong --quick --preset sm-cma --preset sm-nosc \
-	--preset smx-cma --preset smx-nosc --baseline sm-cma --csv "$SMX_BUILD/quickstart-host.csv"
+	--preset smx-cma --preset smx-nosc "${mpich[@]}" --baseline sm-cma \
+	--csv "$SMX_BUILD/quickstart-host.csv"
 
 echo "== 2. QEMU guest with knemlike.ko: btl/smx + smsc/knemlike beside the stock transport"
 tests/vm/run-in-vm tests/bench/run-bench --np 2 --mode pingpong --reps 2 --samples 2 \

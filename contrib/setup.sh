@@ -67,7 +67,7 @@ step_packages() {
 	smx_need_packages build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
 		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file \
-		python3-matplotlib strace
+		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace
 }
 
 # One-line verdict on an Open MPI installation; empty output means usable.
@@ -155,6 +155,19 @@ step_ompi() {
 	fi
 }
 
+# mpi4py, built from its sdist against this Open MPI: its own test suite is a client we did
+# not write (tests/check-mpi4py.sh). Its virtualenv is cached per mpi4py version.
+step_mpi4py() {
+	if [ -z "$(smx_mpi4py_problem "$OMPI_PREFIX")" ]; then
+		smx_log "mpi4py $SMX_MPI4PY_VERSION: cached in $SMX_MPI4PY_DIR"
+		return
+	fi
+	smx_log "mpi4py $SMX_MPI4PY_VERSION: building from its sdist against $OMPI_PREFIX (about 4 min on 2 cores)"
+	mkdir -p "$SMX_MPI4PY_DIR"
+	run_logged "build mpi4py" "$SMX_MPI4PY_DIR/build.log" smx_mpi4py_build "$OMPI_PREFIX"
+	smx_log "mpi4py $SMX_MPI4PY_VERSION: installed in $SMX_MPI4PY_DIR/venv"
+}
+
 # The guest's kernels: bookworm's (the default guest, and the tree kmod/ is built against
 # when the running kernel has none) and bookworm-backports' (the module's second series).
 step_vm_kernel() {
@@ -200,6 +213,7 @@ VM_KERNEL_DIR=
 start=$SECONDS
 step_packages
 step_ompi
+step_mpi4py
 [ "$WANT_VM" = 1 ] && step_vm_kernel
 write_env
 [ "$WANT_BUILD" = 1 ] && step_build
