@@ -94,8 +94,9 @@ grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out"
 # 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
 #    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer,
 #    and not at all with btl_smx_exchange_push false; the benchmark checks its data
-bench=$build/tests/bench/smx_bench
-make -s -C "$build" tests/bench/smx_bench >/dev/null
+bench=$build/tests/smx/smx_bench
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
+	"$top/tests/bench/bench_util.c"
 pushes() {
 	local trace
 	trace=$(mktemp -d)
