@@ -220,6 +220,16 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
         (void) unlink(blob);
     }
     ep->cls = smx_peer_class(space);
+    /* Present classes cover every peer (btl_smx_locality.h); should a topology ever
+     * disagree, the next wider class that has a module takes the peer. */
+    while (NULL == c->modules[ep->cls] && ep->cls + 1 < SMX_CLASS_COUNT) {
+        ep->cls++;
+    }
+    for (int k = ep->cls; NULL == c->modules[ep->cls] && k > 0; --k) {
+        if (NULL != c->modules[k - 1]) {
+            ep->cls = k - 1;
+        }
+    }
     ep->module = c->modules[ep->cls];
     free(blob);
 
