@@ -165,6 +165,25 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
+/* Sender side, component lock held, a free slot checked: one GET_DATA piece of 'chunk'
+ * bytes from 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range. */
+static void smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
+                           const unsigned char *src, size_t chunk)
+{
+    struct smx_slot_header *slot = smx_ring_slot(ep->out, ep->out_head);
+    struct smx_get_piece *piece = (struct smx_get_piece *) (slot + 1);
+
+    piece->op = op;
+    piece->offset = offset;
+    if (0 != chunk) {
+        memcpy(piece + 1, src, chunk);
+    }
+    slot->len = (uint32_t) (sizeof(*piece) + chunk);
+    slot->tag = 0;
+    slot->kind = SMX_SLOT_GET_DATA;
+    smx_slot_publish(slot, ep->out_head++);
+}
+
 /* Sender side: copy as much of the requested ranges into free slots as fits. */
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 {
@@ -185,38 +204,20 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
             && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
                                              (void *) (uintptr_t) serve->destination,
                                              serve->size, NULL)) {
-            struct smx_slot_header *slot = smx_ring_slot(ep->out, ep->out_head);
-            struct smx_get_piece *piece = (struct smx_get_piece *) (slot + 1);
-
-            piece->op = serve->op;
-            piece->offset = SMX_PIECE_PUSHED;
-            slot->len = (uint32_t) sizeof(*piece);
-            slot->tag = 0;
-            slot->kind = SMX_SLOT_GET_DATA;
-            smx_slot_publish(slot, ep->out_head++);
+            smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0);
             serve->sent = serve->size;
             pieces++;
         }
         while (serve->sent < serve->size) {
-            struct smx_slot_header *slot;
-            struct smx_get_piece *piece;
             size_t chunk = serve->size - serve->sent;
 
             if (!smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)) {
                 goto out; /* the receiver has not caught up; next progress */
             }
-            slot = smx_ring_slot(ep->out, ep->out_head);
-            piece = (struct smx_get_piece *) (slot + 1);
             if (chunk > room) {
                 chunk = room;
             }
-            piece->op = serve->op;
-            piece->offset = serve->sent;
-            memcpy(piece + 1, serve->src + serve->sent, chunk);
-            slot->len = (uint32_t) (sizeof(*piece) + chunk);
-            slot->tag = 0;
-            slot->kind = SMX_SLOT_GET_DATA;
-            smx_slot_publish(slot, ep->out_head++);
+            smx_post_piece(ep, serve->op, serve->sent, serve->src + serve->sent, chunk);
             serve->sent += chunk;
             pieces++;
         }

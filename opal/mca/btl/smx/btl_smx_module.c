@@ -166,6 +166,25 @@ static int smx_peer_class(const char *peer_cpuset)
     return cls;
 }
 
+/* Present classes cover every peer (btl_smx_locality.h); should a topology ever
+ * disagree, the nearest class that has a module takes the peer, a wider one first. */
+static int smx_module_class(int cls)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    for (int wider = cls; wider < SMX_CLASS_COUNT; ++wider) {
+        if (NULL != c->modules[wider]) {
+            return wider;
+        }
+    }
+    for (int narrower = cls - 1; narrower >= 0; --narrower) {
+        if (NULL != c->modules[narrower]) {
+            return narrower;
+        }
+    }
+    return 0; /* init creates at least one module */
+}
+
 static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -219,17 +238,7 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
     if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
         (void) unlink(blob);
     }
-    ep->cls = smx_peer_class(space);
-    /* Present classes cover every peer (btl_smx_locality.h); should a topology ever
-     * disagree, the next wider class that has a module takes the peer. */
-    while (NULL == c->modules[ep->cls] && ep->cls + 1 < SMX_CLASS_COUNT) {
-        ep->cls++;
-    }
-    for (int k = ep->cls; NULL == c->modules[ep->cls] && k > 0; --k) {
-        if (NULL != c->modules[k - 1]) {
-            ep->cls = k - 1;
-        }
-    }
+    ep->cls = smx_module_class(smx_peer_class(space));
     ep->module = c->modules[ep->cls];
     free(blob);
 
