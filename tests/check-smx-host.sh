@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # btl/smx housekeeping on the host: its shared-memory files are gone after a normal run,
 # once every peer has mapped them, and after kill -9 of a rank; a wrong parameter is
-# refused by name.
+# refused by name; a crowded or oversubscribed node and an exchange change the protocol.
 # (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -117,4 +117,38 @@ off=$(pushes false | tail -1)
 [ "$on" -gt 0 ] 2>/dev/null && [ "$off" = 0 ] &&
 	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" ||
 	fail "exchange push: $on single-copy pushes with it on (want > 0), $off off (want 0)"
+# 6. more processes than hardware threads (oversubscribed): every rendezvous goes by
+#    single copy (process_vm_readv, smsc/cma's copy_from), even where every class and the
+#    busy rule say never; with btl_smx_single_copy_oversubscribed false, none does
+over=$(( $(nproc) + 1 ))
+never=()
+for cls in l2 l3 package numa remote; do
+	never+=(--mca "btl_smx_single_copy_min_$cls" 0)
+done
+reads() {
+	local trace
+	trace=$(mktemp -d)
+	mpirun -np "$over" --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
+		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
+		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_oversubscribed "$1" \
+		--mca btl_smx_verbose 10 \
+		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
+		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
+	if ! grep -q "^alltoall,65536," "$trace/out"; then
+		cat "$trace/out" >&2
+		echo -1
+	else
+		echo "verbose $(grep -c "single copy from 1, every rendezvous (oversubscribed" "$trace/out")"
+		cat "$trace"/t* | grep -c "^[0-9]* *process_vm_readv" || true
+	fi
+	rm -rf "$trace"
+}
+on=$(reads true)
+off=$(reads false)
+peers=$(( over * (over - 1) ))
+[ "$(head -1 <<<"$on")" = "verbose $peers" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
+	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
+	echo "ok: $over processes on $(nproc) hardware threads: every rendezvous by single copy" \
+		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" ||
+	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off (want 0 and 0)"
 exit $status

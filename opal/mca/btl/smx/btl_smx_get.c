@@ -60,6 +60,9 @@ size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
     if (NULL != in_flight_out) {
         *in_flight_out = in_flight;
     }
+    if (c->oversubscribed) {
+        return 1; /* every get: a double copy would wait for the sender to be scheduled */
+    }
     /* Busy: the caches and memory are shared by many streams, double copy's advantage
      * (the receiver reads from a warm cache) is gone and its doubled traffic hurts. */
     if ((c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers))

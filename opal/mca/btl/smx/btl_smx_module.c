@@ -263,10 +263,13 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
     int64_t busy = (0 != c->single_copy_min_busy
                     && (0 == l->single_copy_min || c->single_copy_min_busy < l->single_copy_min))
                        ? c->single_copy_min_busy : l->single_copy_min;
-    char single[96], busy_words[96];
+    char single[128], busy_words[96];
 
     if (NULL == ep->smsc_endpoint) {
         snprintf(single, sizeof(single), "never (no single-copy endpoint)");
+    } else if (c->oversubscribed) {
+        snprintf(single, sizeof(single), "1, every rendezvous (oversubscribed: %d processes > %d "
+                 "hardware threads)", c->num_local, c->hw_threads);
     } else if (c->crowded) {
         snprintf(single, sizeof(single), 0 == busy ? "never (node busy)" : "%" PRId64 " (node busy)",
                  busy);
