@@ -18,6 +18,37 @@
 
 #include <string.h>
 
+/*
+ * Contiguous host data: plain copies, without the convertor's generic pack (a
+ * send-immediate is complete once it returns; nobody reads the convertor's position
+ * afterwards). The receiver spins on the slot's first cache line, and every store the
+ * sender makes there while it waits for something else (the user's buffer, cold in
+ * memory) lets the receiver's next poll take the line back: the message then costs
+ * several transfers of that line instead of one. So the first line's bytes are gathered
+ * on the stack first, the rest of the message is written to the later lines, and the
+ * first line is written last in one burst (its flag, by the caller, right after).
+ */
+static inline void smx_sendi_copy(unsigned char *data, const void *header, size_t header_size,
+                                  struct opal_convertor_t *convertor, size_t payload_size)
+{
+    const size_t room = SMX_CACHE_LINE - sizeof(struct smx_slot_header);
+    unsigned char line[SMX_CACHE_LINE - sizeof(struct smx_slot_header)];
+    const unsigned char *src;
+    size_t first;
+
+    opal_convertor_get_current_pointer(convertor, (void **) &src);
+    if (header_size >= room) { /* a header that fills the line: nothing to gather */
+        memcpy(data + header_size, src, payload_size);
+        memcpy(data, header, header_size);
+        return;
+    }
+    first = room - header_size < payload_size ? room - header_size : payload_size;
+    memcpy(line, header, header_size);
+    memcpy(line + header_size, src, first);
+    memcpy(data + header_size + first, src + first, payload_size - first);
+    memcpy(data, line, header_size + first);
+}
+
 int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                       struct opal_convertor_t *convertor, void *header, size_t header_size,
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -41,15 +72,20 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 
         slot = smx_ring_slot(endpoint->out, endpoint->out_head);
         data = (unsigned char *) (slot + 1);
-        memcpy(data, header, header_size);
-        if (0 != payload_size) {
-            struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
-            uint32_t iov_count = 1;
-            size_t packed = payload_size;
+        if (0 != payload_size && !opal_convertor_need_buffers(convertor)
+            && !opal_convertor_on_device(convertor)) {
+            smx_sendi_copy(data, header, header_size, convertor, payload_size);
+        } else {
+            memcpy(data, header, header_size);
+            if (0 != payload_size) {
+                struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
+                uint32_t iov_count = 1;
+                size_t packed = payload_size;
 
-            if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
-                || packed != payload_size) {
-                goto out; /* nothing published: the slot stays free */
+                if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
+                    || packed != payload_size) {
+                    goto out; /* nothing published: the slot stays free */
+                }
             }
         }
         slot->len = (uint32_t) total;
