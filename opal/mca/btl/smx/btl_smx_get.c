@@ -176,11 +176,13 @@ static void smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t off
     struct smx_slot_header *slot = smx_ring_slot(ep->out, ep->out_head);
     struct smx_get_piece *piece = (struct smx_get_piece *) (slot + 1);
 
-    piece->op = op;
-    piece->offset = offset;
+    /* The data first: it starts on the slot's second cache line, so the line the
+     * receiver polls is written only at the end, in one burst (see btl_smx_sendi.c). */
     if (0 != chunk) {
         memcpy(piece + 1, src, chunk);
     }
+    piece->op = op;
+    piece->offset = offset;
     slot->len = (uint32_t) (sizeof(*piece) + chunk);
     slot->tag = 0;
     slot->kind = SMX_SLOT_GET_DATA;

@@ -15,17 +15,25 @@
 /* Call with the component lock held: one writer per ring. */
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
 {
+    const size_t first = SMX_CACHE_LINE - sizeof(struct smx_slot_header);
     mca_btl_smx_endpoint_t *ep = frag->endpoint;
     struct smx_slot_header *slot;
+    size_t len;
 
     if (!smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)) {
         return false;
     }
     slot = smx_ring_slot(ep->out, ep->out_head);
-    slot->len = (uint32_t) frag->segment.seg_len;
+    /* What lies beyond the slot's first cache line first, the line the receiver polls
+     * last and in one burst (see btl_smx_sendi.c). */
+    len = frag->segment.seg_len;
+    if (len > first) {
+        memcpy((unsigned char *) (slot + 1) + first, frag->data + first, len - first);
+    }
+    memcpy(slot + 1, frag->data, len < first ? len : first);
+    slot->len = (uint32_t) len;
     slot->tag = frag->tag;
     slot->kind = frag->kind;
-    memcpy(slot + 1, frag->data, frag->segment.seg_len);
     smx_slot_publish(slot, ep->out_head++);
     return true;
 }
