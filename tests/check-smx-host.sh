@@ -120,7 +120,9 @@ off=$(pushes false | tail -1)
 # 6. more processes than hardware threads (oversubscribed): every rendezvous goes by
 #    single copy (process_vm_readv, smsc/cma's copy_from), even where every class and the
 #    busy rule say never; with btl_smx_single_copy_oversubscribed false, none does
-over=$(( $(nproc) + 1 ))
+# (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
+threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
+over=$((threads + 1))
 never=()
 for cls in l2 l3 package numa remote; do
 	never+=(--mca "btl_smx_single_copy_min_$cls" 0)
@@ -148,7 +150,7 @@ off=$(reads false)
 peers=$(( over * (over - 1) ))
 [ "$(head -1 <<<"$on")" = "verbose $peers" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
 	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
-	echo "ok: $over processes on $(nproc) hardware threads: every rendezvous by single copy" \
+	echo "ok: $over processes on $threads hardware threads: every rendezvous by single copy" \
 		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" ||
 	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off (want 0 and 0)"
 exit $status
