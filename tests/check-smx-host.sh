@@ -77,6 +77,17 @@ check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_s
 check_param "a busy eager limit below an ob1 header" btl_smx_eager_limit_busy \
 	--mca btl_smx_eager_limit_busy 10
 check_param "a negative busy process count" btl_smx_busy_ranks --mca btl_smx_busy_ranks -2
+check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
+	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
+# ... while a smaller fragment alone is enough: the defaults above it follow it down
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
+	--mca btl_smx_verbose 10 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+n=$(grep -c "btl:smx: peer .*eager limit [0-9]*, rendezvous first fragment [0-9]*" <<<"$out" || true)
+big=$(grep -Ec "eager limit ([5-9][0-9]{3}|[0-9]{5,})|first fragment ([5-9][0-9]{3}|[0-9]{5,})" \
+	<<<"$out" || true)
+grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
+	echo "ok: btl_smx_frag_size 4096 alone lowers the limits' defaults to fit, data intact" ||
+	fail "frag_size 4096 alone: want p2p PASS and 2 peers with limits <= 4096: $out"
 
 # 4. a node with more processes than btl_smx_busy_ranks is busy from the start: every
 #    peer gets the busy eager limit and single-copy threshold (verbose 10 says so)

@@ -92,6 +92,7 @@ static const char *const smx_class_words[SMX_CLASS_COUNT] = {
 
 /* Indices of the variables whose source decides precedence (see smx_resolve_limits). */
 static int smx_var_class[SMX_CLASS_COUNT][3];
+static int smx_var_eager_limit_busy = -1;
 
 static int smx_register_var(const char *name, const char *help, mca_base_var_type_t type,
                             int level, void *storage)
@@ -170,7 +171,10 @@ static int smx_component_register(void)
                      "Payload bytes of one ring slot: the largest fragment (1024 to 1048576; "
                      "btl_smx_max_send_size may not exceed it; default: 34816 = 32 KiB of data "
                      "and room for ob1's header: large enough for copies to stream, small enough "
-                     "to stay in a private L2)",
+                     "to stay in a private L2). A smaller value also lowers the defaults of "
+                     "btl_smx_max_send_size, of the eager and rendezvous limits and of "
+                     "btl_smx_eager_limit_busy to fit; values set explicitly are checked, not "
+                     "changed",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->frag_size);
 
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -222,7 +226,7 @@ static int smx_component_register(void)
                      "copy",
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
     c->eager_limit_busy = 8 * 1024;
-    smx_register_var("eager_limit_busy",
+    smx_var_eager_limit_busy = smx_register_var("eager_limit_busy",
                      "Eager limit (bytes, ob1 header included) of every class on a node that "
                      "is busy by btl_smx_busy_ranks: a class uses the smaller of this and its "
                      "own btl_smx_eager_limit_<class>; 0 = no change. Default 8192: at 16 "
@@ -305,7 +309,7 @@ static const char *smx_limit_name(int cls, int what, char *buf, size_t len)
 static void smx_resolve_limits(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    mca_btl_base_module_t *m = &mca_btl_smx_module_template;
     int eager = mca_base_var_find("opal", "btl", "smx", "eager_limit");
     int rndv = mca_base_var_find("opal", "btl", "smx", "rndv_eager_limit");
 
@@ -319,6 +323,31 @@ static void smx_resolve_limits(void)
             c->limits[cls].rndv_eager_limit = m->btl_rndv_eager_limit > INT64_MAX
                                                   ? INT64_MAX
                                                   : (int64_t) m->btl_rndv_eager_limit;
+        }
+    }
+    /* A fragment smaller than the default one: the defaults that would not fit in it
+     * follow it down, so that btl_smx_frag_size alone is enough to shrink the rings.
+     * Values the user set are left as they are, for smx_parameters_valid to judge. */
+    if (c->frag_size >= 1024 && c->frag_size < SMX_FRAG_DEFAULT) {
+        int64_t cap;
+
+        if (!smx_var_is_set(mca_base_var_find("opal", "btl", "smx", "max_send_size"))
+            && m->btl_max_send_size > (size_t) c->frag_size) {
+            m->btl_max_send_size = (size_t) c->frag_size;
+        }
+        cap = m->btl_max_send_size > INT64_MAX ? INT64_MAX : (int64_t) m->btl_max_send_size;
+        for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+            if (!smx_var_is_set(smx_var_class[cls][0]) && !smx_var_is_set(eager)
+                && c->limits[cls].eager_limit > cap) {
+                c->limits[cls].eager_limit = cap;
+            }
+            if (!smx_var_is_set(smx_var_class[cls][1]) && !smx_var_is_set(rndv)
+                && c->limits[cls].rndv_eager_limit > cap) {
+                c->limits[cls].rndv_eager_limit = cap;
+            }
+        }
+        if (!smx_var_is_set(smx_var_eager_limit_busy) && c->eager_limit_busy > cap) {
+            c->eager_limit_busy = cap;
         }
     }
 }
