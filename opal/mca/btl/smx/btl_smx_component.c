@@ -427,7 +427,8 @@ static bool smx_parameters_valid(void)
     return true;
 }
 
-/* The classes some peer of mine can fall into here; my binding kept for add_procs. */
+/* The classes some peer of mine can fall into here; my binding kept for add_procs, and
+ * the hardware threads this job may use (hw_threads, for the oversubscription rule). */
 static int smx_find_classes(int present[SMX_CLASS_COUNT])
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;

@@ -15,7 +15,7 @@
 /* Call with the component lock held: one writer per ring. */
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
 {
-    const size_t first = SMX_CACHE_LINE - sizeof(struct smx_slot_header);
+    const size_t first = SMX_SLOT_FIRST_LINE_ROOM;
     mca_btl_smx_endpoint_t *ep = frag->endpoint;
     struct smx_slot_header *slot;
     size_t len;

@@ -32,8 +32,8 @@
 static inline void smx_sendi_copy(unsigned char *data, const void *header, size_t header_size,
                                   struct opal_convertor_t *convertor, size_t payload_size)
 {
-    const size_t room = SMX_CACHE_LINE - sizeof(struct smx_slot_header);
-    unsigned char line[SMX_CACHE_LINE - sizeof(struct smx_slot_header)];
+    const size_t room = SMX_SLOT_FIRST_LINE_ROOM;
+    unsigned char line[SMX_SLOT_FIRST_LINE_ROOM];
     const unsigned char *src;
     size_t first;
 

@@ -37,6 +37,10 @@ struct smx_slot_header {
 };
 _Static_assert(sizeof(struct smx_slot_header) == 16, "a slot header is 16 bytes");
 
+/* Payload bytes that share the slot's first cache line (the one the receiver polls) with
+ * its header. Senders write the payload beyond them first and this line last. */
+#define SMX_SLOT_FIRST_LINE_ROOM (SMX_CACHE_LINE - sizeof(struct smx_slot_header))
+
 struct smx_ring {
     uint32_t slots;     /* number of slots, a power of two */
     uint32_t slot_size; /* bytes per slot, header included, a multiple of the cache line */
