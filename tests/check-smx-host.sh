@@ -103,15 +103,16 @@ out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
 grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out" ||
 	echo "ok: 2 processes are not a busy node by default"
 # 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
-#    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer,
-#    and not at all with btl_smx_exchange_push false; the benchmark checks its data
+#    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer
+#    with btl_smx_exchange_push true, and not at all with it false or by default; the
+#    benchmark checks its data
 bench=$build/tests/smx/smx_bench
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
 	"$top/tests/bench/bench_util.c"
 pushes() {
 	local trace
 	trace=$(mktemp -d)
-	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_exchange_push "$1" \
+	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) ${1:+--mca btl_smx_exchange_push "$1"} \
 		strace -ff -qq -e trace=process_vm_writev -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,1048576," "$trace/out"; then
@@ -125,12 +126,14 @@ pushes() {
 }
 on=$(pushes true | tail -1)
 off=$(pushes false | tail -1)
-[ "$on" -gt 0 ] 2>/dev/null && [ "$off" = 0 ] &&
-	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" ||
-	fail "exchange push: $on single-copy pushes with it on (want > 0), $off off (want 0)"
-# 6. more processes than hardware threads (oversubscribed): every rendezvous goes by
-#    single copy (process_vm_readv, smsc/cma's copy_from), even where every class and the
-#    busy rule say never; with btl_smx_single_copy_oversubscribed false, none does
+dflt=$(pushes "" | tail -1)
+[ "$on" -gt 0 ] 2>/dev/null && [ "$off" = 0 ] && [ "$dflt" = 0 ] &&
+	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false or by default" ||
+	fail "exchange push: $on single-copy pushes with it on (want > 0), $off off, $dflt by default (want 0)"
+# 6. more processes than hardware threads (oversubscribed): with
+#    btl_smx_single_copy_oversubscribed true every rendezvous goes by single copy
+#    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
+#    say never; with it false or by default, none does
 # (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
 threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
 over=$((threads + 1))
@@ -143,7 +146,7 @@ reads() {
 	trace=$(mktemp -d)
 	mpirun -np "$over" --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
 		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
-		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_oversubscribed "$1" \
+		--mca btl_smx_exchange_push false ${1:+--mca btl_smx_single_copy_oversubscribed "$1"} \
 		--mca btl_smx_verbose 10 \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
@@ -158,10 +161,14 @@ reads() {
 }
 on=$(reads true)
 off=$(reads false)
+dflt=$(reads "")
 peers=$(( over * (over - 1) ))
 [ "$(head -1 <<<"$on")" = "verbose $peers" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
 	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
+	[ "$(head -1 <<<"$dflt")" = "verbose 0" ] && [ "$(tail -1 <<<"$dflt")" = 0 ] &&
 	echo "ok: $over processes on $threads hardware threads: every rendezvous by single copy" \
-		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" ||
-	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off (want 0 and 0)"
+		"($(tail -1 <<<"$on") reads) with btl_smx_single_copy_oversubscribed true, none" \
+		"with it false or by default" ||
+	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, default:" \
+		"$dflt (want 0 and 0)"
 exit $status

@@ -82,7 +82,8 @@ struct mca_btl_smx_component_t {
     bool crowded;                 /* more than busy_ranks processes here: busy from the start */
     bool single_copy_oversubscribed; /* btl_smx_single_copy_oversubscribed */
     int hw_threads;               /* hardware threads this job may use here; 0: unknown */
-    bool oversubscribed;          /* more processes here than hw_threads: single copy always */
+    bool oversubscribed;          /* more processes here than hw_threads (and the rule on):
+                                     single copy always */
     bool exchange_push;           /* btl_smx_exchange_push */
     bool can_push;                /* the selected smsc can copy into a peer without registration */
 

@@ -198,14 +198,17 @@ static int smx_component_register(void)
                      "counted in shared memory; -1 = never busy by this count. Default 1: a "
                      "lone ping-pong has at most one in flight, an all-to-all has one per rank",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_transfers);
-    c->exchange_push = true;
+    c->exchange_push = false;
     smx_register_var("exchange_push",
                      "When a peer asks this process for data by double copy while this process "
                      "is itself pulling data from that peer by double copy (an exchange: both "
                      "would copy twice), send the peer's data by one single copy into its "
                      "buffer instead. Needs a single-copy component without registration "
-                     "(cma). Default true: a 2-rank exchange of 256 KiB-4 MiB otherwise runs "
-                     "about 0.9x btl/sm+cma on a 16-core Xeon",
+                     "(cma). Whether it pays depends on what a single copy costs against a "
+                     "memcpy on the machine: on a 16-core Xeon (CMA 1.3x a memcpy) a 2-rank "
+                     "exchange of 64 KiB-4 MiB runs 1.05-1.09x faster pushed; on an AMD EPYC VM "
+                     "(CMA 2x a memcpy) 0.74-0.78x. Default false: the loss where it loses is "
+                     "the larger; set it true where a benchmark (tests/bench/run-bench) shows a gain",
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->exchange_push);
     c->busy_ranks = 8;
     smx_register_var("busy_ranks",
@@ -215,15 +218,17 @@ static int smx_component_register(void)
                      "all-to-all of 16 KiB messages runs 1.12x faster than btl/sm eagerly at 8 "
                      "ranks but 0.8-0.89x at 16 ranks, where single copy wins",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_ranks);
-    c->single_copy_oversubscribed = true;
+    c->single_copy_oversubscribed = false;
     smx_register_var("single_copy_oversubscribed",
                      "When this job runs more processes on the node than there are hardware "
                      "threads it may use (hwloc's allowed cpuset), every rendezvous of every "
                      "class goes by single copy, if a single-copy component is selected: "
                      "double copy needs the sending process on a CPU to serve each request, "
-                     "single copy does not. Default true: 4 ranks on 2 cores, all-to-all of "
-                     "64 KiB-1 MiB, 0.87-0.93x btl/sm+cma with double copy, 1.0x with single "
-                     "copy",
+                     "single copy does not. Whether it pays depends on the machine: 4 ranks on "
+                     "2 Intel cores (CMA 1.7x a memcpy), all-to-all of 64 KiB-1 MiB, 0.87-0.93x "
+                     "btl/sm+cma with double copy, 1.0x with single copy; on 2 AMD EPYC cores "
+                     "(CMA 2x a memcpy) double copy runs 1.5x faster than single copy. Default "
+                     "false: the loss where it loses is the larger",
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
     c->eager_limit_busy = 8 * 1024;
     smx_var_eager_limit_busy = smx_register_var("eager_limit_busy",
