@@ -77,6 +77,8 @@ check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_s
 check_param "a busy eager limit below an ob1 header" btl_smx_eager_limit_busy \
 	--mca btl_smx_eager_limit_busy 10
 check_param "a negative busy process count" btl_smx_busy_ranks --mca btl_smx_busy_ranks -2
+check_param "a negative single-copy cost other than -1" btl_smx_single_copy_cost_max \
+	--mca btl_smx_single_copy_cost_max -2
 check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
 # ... while a smaller fragment alone is enough: the defaults above it follow it down
@@ -104,36 +106,47 @@ grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out"
 	echo "ok: 2 processes are not a busy node by default"
 # 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
 #    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer
-#    with btl_smx_exchange_push true, and not at all with it false or by default; the
-#    benchmark checks its data
+#    when single copy counts as cheap (btl_smx_single_copy_cost_max -1: always), not at
+#    all with btl_smx_exchange_push false or a cost limit of 0, and by default as each
+#    process's measured cost decides (btl_smx_verbose 1 says which); the benchmark checks
+#    its data
 bench=$build/tests/smx/smx_bench
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
 	"$top/tests/bench/bench_util.c"
+# pushes MCA-ARGS...: "PUSHERS COPIES": how many processes said "exchange push on", and
+# how many single-copy pushes they made (-1: the benchmark failed)
 pushes() {
 	local trace
 	trace=$(mktemp -d)
-	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) ${1:+--mca btl_smx_exchange_push "$1"} \
+	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 1 "$@" \
 		strace -ff -qq -e trace=process_vm_writev -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,1048576," "$trace/out"; then
 		cat "$trace/out" >&2
-		echo -1
-		rm -rf "$trace"
-		return
+		echo -1 -1
+	else
+		echo "$(grep -c "exchange push on," "$trace/out")" \
+			"$(cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev")"
 	fi
-	cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev" || true
 	rm -rf "$trace"
 }
-on=$(pushes true | tail -1)
-off=$(pushes false | tail -1)
-dflt=$(pushes "" | tail -1)
-[ "$on" -gt 0 ] 2>/dev/null && [ "$off" = 0 ] && [ "$dflt" = 0 ] &&
-	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false or by default" ||
-	fail "exchange push: $on single-copy pushes with it on (want > 0), $off off, $dflt by default (want 0)"
-# 6. more processes than hardware threads (oversubscribed): with
-#    btl_smx_single_copy_oversubscribed true every rendezvous goes by single copy
+read -r on_n on < <(pushes --mca btl_smx_single_copy_cost_max -1)
+read -r off_n off < <(pushes --mca btl_smx_exchange_push false)
+read -r zero_n zero < <(pushes --mca btl_smx_single_copy_cost_max 0)
+read -r dflt_n dflt < <(pushes)
+# by default: pushes exactly when the processes measured single copy as cheap (both or
+# neither, on one machine; if they disagree, a push by one side is enough)
+if [ "$dflt_n" = 0 ]; then dflt_ok=$([ "$dflt" = 0 ] && echo y); else dflt_ok=$([ "$dflt" -gt 0 ] 2>/dev/null && echo y); fi
+[ "$on_n" = 2 ] && [ "$on" -gt 0 ] 2>/dev/null && [ "$off_n" = 0 ] && [ "$off" = 0 ] &&
+	[ "$zero_n" = 0 ] && [ "$zero" = 0 ] && [ "$dflt_ok" = y ] &&
+	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" \
+		"or a cost limit of 0; by default $dflt_n of 2 processes pushed ($dflt copies), as measured" ||
+	fail "exchange push: always $on_n/$on, exchange_push false $off_n/$off, cost limit 0" \
+		"$zero_n/$zero, default $dflt_n/$dflt (processes saying on / pushes)"
+# 6. more processes than hardware threads (oversubscribed): where single copy counts as
+#    cheap (btl_smx_single_copy_cost_max -1: always), every rendezvous goes by single copy
 #    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
-#    say never; with it false or by default, none does
+#    say never; with btl_smx_single_copy_oversubscribed false or a cost limit of 0, none
 # (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
 threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
 over=$((threads + 1))
@@ -146,7 +159,8 @@ reads() {
 	trace=$(mktemp -d)
 	mpirun -np "$over" --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
 		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
-		--mca btl_smx_exchange_push false ${1:+--mca btl_smx_single_copy_oversubscribed "$1"} \
+		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:--1}" \
+		--mca btl_smx_single_copy_oversubscribed "$1" \
 		--mca btl_smx_verbose 10 \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
@@ -161,14 +175,14 @@ reads() {
 }
 on=$(reads true)
 off=$(reads false)
-dflt=$(reads "")
+zero=$(reads true 0)
 peers=$(( over * (over - 1) ))
 [ "$(head -1 <<<"$on")" = "verbose $peers" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
 	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
-	[ "$(head -1 <<<"$dflt")" = "verbose 0" ] && [ "$(tail -1 <<<"$dflt")" = 0 ] &&
+	[ "$(head -1 <<<"$zero")" = "verbose 0" ] && [ "$(tail -1 <<<"$zero")" = 0 ] &&
 	echo "ok: $over processes on $threads hardware threads: every rendezvous by single copy" \
-		"($(tail -1 <<<"$on") reads) with btl_smx_single_copy_oversubscribed true, none" \
-		"with it false or by default" ||
-	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, default:" \
-		"$dflt (want 0 and 0)"
+		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" \
+		"or a cost limit of 0" ||
+	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, cost" \
+		"limit 0: $zero (want 0 and 0)"
 exit $status

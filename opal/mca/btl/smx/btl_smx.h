@@ -86,6 +86,9 @@ struct mca_btl_smx_component_t {
                                      single copy always */
     bool exchange_push;           /* btl_smx_exchange_push */
     bool can_push;                /* the selected smsc can copy into a peer without registration */
+    double single_copy_cost_max;  /* btl_smx_single_copy_cost_max */
+    double single_copy_cost;      /* measured at the first add_procs; < 0: not measured */
+    bool single_copy_cost_known;  /* the measurement ran (or was not needed) */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;
@@ -144,6 +147,9 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
 /* The single-copy threshold a transfer of this class sees now (0: never). */
 size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out);
+/* What one copy through the selected smsc component costs against a memcpy, measured on
+ * this process's own memory; < 0 if it could not be measured. */
+double mca_btl_smx_measure_single_copy_cost(void);
 
 END_C_DECLS
 

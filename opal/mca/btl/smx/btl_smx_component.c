@@ -198,18 +198,29 @@ static int smx_component_register(void)
                      "counted in shared memory; -1 = never busy by this count. Default 1: a "
                      "lone ping-pong has at most one in flight, an all-to-all has one per rank",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_transfers);
-    c->exchange_push = false;
+    c->exchange_push = true;
     smx_register_var("exchange_push",
                      "When a peer asks this process for data by double copy while this process "
                      "is itself pulling data from that peer by double copy (an exchange: both "
                      "would copy twice), send the peer's data by one single copy into its "
-                     "buffer instead. Needs a single-copy component without registration "
-                     "(cma). Whether it pays depends on what a single copy costs against a "
-                     "memcpy on the machine: on a 16-core Xeon (CMA 1.3x a memcpy) a 2-rank "
-                     "exchange of 64 KiB-4 MiB runs 1.05-1.09x faster pushed; on an AMD EPYC VM "
-                     "(CMA 2x a memcpy) 0.74-0.78x. Default false: the loss where it loses is "
-                     "the larger; set it true where a benchmark (tests/bench/run-bench) shows a gain",
+                     "buffer instead, where a single copy is cheap enough "
+                     "(btl_smx_single_copy_cost_max). Needs a single-copy component without "
+                     "registration (cma). Default true: on a 16-core Xeon a 2-rank exchange of "
+                     "64 KiB-4 MiB runs 1.05-1.09x faster pushed",
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->exchange_push);
+    c->single_copy_cost_max = 2.5;
+    smx_register_var("single_copy_cost_max",
+                     "The exchange push (btl_smx_exchange_push) and single copy on an "
+                     "oversubscribed node (btl_smx_single_copy_oversubscribed) replace two "
+                     "memcpys by one copy through the smsc component; they are used only where "
+                     "that copy costs at most this many memcpys. Each process measures it once, "
+                     "at its first add_procs (4 MiB of its own memory, best of 5, a few ms); "
+                     "btl_smx_verbose 1 prints it. 0: never use them; -1: always, without "
+                     "measuring. Default 2.5: CMA measured 1.2-1.5 memcpys on a 16-core Xeon "
+                     "(2.4 at most, 16 ranks starting at once), where pushing gains 5-9 %, and "
+                     "3.1-5.6 on an AMD EPYC VM, where pushing loses 25 % and oversubscribed "
+                     "single copy 35 %",
+                     MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_5, &c->single_copy_cost_max);
     c->busy_ranks = 8;
     smx_register_var("busy_ranks",
                      "The node counts as busy from the start when this job runs more than this "
@@ -218,17 +229,15 @@ static int smx_component_register(void)
                      "all-to-all of 16 KiB messages runs 1.12x faster than btl/sm eagerly at 8 "
                      "ranks but 0.8-0.89x at 16 ranks, where single copy wins",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->busy_ranks);
-    c->single_copy_oversubscribed = false;
+    c->single_copy_oversubscribed = true;
     smx_register_var("single_copy_oversubscribed",
                      "When this job runs more processes on the node than there are hardware "
                      "threads it may use (hwloc's allowed cpuset), every rendezvous of every "
-                     "class goes by single copy, if a single-copy component is selected: "
-                     "double copy needs the sending process on a CPU to serve each request, "
-                     "single copy does not. Whether it pays depends on the machine: 4 ranks on "
-                     "2 Intel cores (CMA 1.7x a memcpy), all-to-all of 64 KiB-1 MiB, 0.87-0.93x "
-                     "btl/sm+cma with double copy, 1.0x with single copy; on 2 AMD EPYC cores "
-                     "(CMA 2x a memcpy) double copy runs 1.5x faster than single copy. Default "
-                     "false: the loss where it loses is the larger",
+                     "class goes by single copy, if a single-copy component is selected and a "
+                     "single copy is cheap enough (btl_smx_single_copy_cost_max): double copy "
+                     "needs the sending process on a CPU to serve each request, single copy "
+                     "does not. Default true: 4 ranks on 2 Intel cores, all-to-all of 64 "
+                     "KiB-1 MiB, 0.87-0.93x btl/sm+cma with double copy, 1.0x with single copy",
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
     c->eager_limit_busy = 8 * 1024;
     smx_var_eager_limit_busy = smx_register_var("eager_limit_busy",
@@ -414,6 +423,11 @@ static bool smx_parameters_valid(void)
         return smx_refuse("btl_smx_single_copy_min_busy", value,
                           "0 (busy changes nothing) or a size in bytes");
     }
+    if (!(c->single_copy_cost_max >= 0.0) && -1.0 != c->single_copy_cost_max) {
+        snprintf(value, sizeof(value), "%g", c->single_copy_cost_max);
+        return smx_refuse("btl_smx_single_copy_cost_max", value,
+                          "0 (never), -1 (always) or a positive number of memcpys");
+    }
     if (c->busy_transfers < -1) {
         snprintf(value, sizeof(value), "%d", c->busy_transfers);
         return smx_refuse("btl_smx_busy_transfers", value, "-1 (never busy) or a count >= 0");
@@ -520,6 +534,8 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         m->btl_deregister_mem = NULL;
         m->btl_registration_handle_size = 0;
     }
+    c->single_copy_cost = -1.0;
+    c->single_copy_cost_known = false;
     c->can_push = c->exchange_push && NULL != mca_smsc
                   && !mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION);
     if (NULL == mca_smsc) {
@@ -559,7 +575,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
                         1 == c->num_modules ? "" : "s",
                         c->crowded ? ", node busy (more than btl_smx_busy_ranks processes)" : "",
                         c->oversubscribed ? ", oversubscribed (more processes than hardware "
-                                            "threads): every rendezvous by single copy"
+                                            "threads)"
                                           : "");
     return modules;
 }

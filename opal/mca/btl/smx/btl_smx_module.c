@@ -295,6 +295,47 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
                         l->rndv_eager_limit, single, busy_words);
 }
 
+/* Once, before the first peer is printed: may the exchange push and the oversubscribed
+ * rule replace two memcpys by one smsc copy on this machine (btl_smx_single_copy_cost_max)? */
+static void smx_weigh_single_copy(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    char cost[64];
+    bool cheap;
+
+    if (c->single_copy_cost_known) {
+        return;
+    }
+    c->single_copy_cost_known = true;
+    if (!c->can_push && !c->oversubscribed) {
+        return; /* nothing here depends on it */
+    }
+    if (-1.0 == c->single_copy_cost_max) {
+        cheap = true;
+    } else if (0.0 == c->single_copy_cost_max) {
+        cheap = false;
+    } else {
+        c->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
+        cheap = c->single_copy_cost >= 0.0 && c->single_copy_cost <= c->single_copy_cost_max;
+    }
+    if (c->single_copy_cost >= 0.0) {
+        snprintf(cost, sizeof(cost), "%.2f memcpys (4 MiB)", c->single_copy_cost);
+    } else {
+        snprintf(cost, sizeof(cost), "%s", 0.0 < c->single_copy_cost_max ? "not measurable"
+                                                                          : "not measured");
+    }
+    opal_output_verbose(1, c->output,
+                        "btl:smx: a single copy costs %s here, btl_smx_single_copy_cost_max "
+                        "%g: exchange push %s, oversubscribed single copy %s",
+                        cost, c->single_copy_cost_max,
+                        !c->can_push ? "off" : cheap ? "on" : "off (single copy too dear)",
+                        !c->oversubscribed ? "off" : cheap ? "on" : "off (single copy too dear)");
+    if (!cheap) {
+        c->can_push = false;
+        c->oversubscribed = false;
+    }
+}
+
 /* bml/r2 offers every peer to every module; each module takes only its class's peers
  * (NULL endpoint, reachable bit clear for the others), so a peer is reached by exactly
  * one smx module, whose limits ob1 then uses. reachability is NULL on the single-peer
@@ -306,6 +347,7 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
+    smx_weigh_single_copy();
     for (size_t i = 0; i < nprocs; ++i) {
         opal_proc_t *proc = procs[i];
         uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
