@@ -92,10 +92,19 @@ grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
 	fail "frag_size 4096 alone: want p2p PASS and 2 peers with limits <= 4096: $out"
 
 # 4. a node with more processes than btl_smx_busy_ranks is busy from the start: every
-#    peer gets the busy eager limit and single-copy threshold (verbose 10 says so)
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
-	--mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000 \
-	--mca btl_smx_single_copy_min_busy 7000 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+#    peer gets the busy eager limit and single-copy threshold (verbose 10 says so) where
+#    single copy counts as cheap (btl_smx_single_copy_cost_max -1: always); where it does
+#    not (a limit of 0), the class's own threshold (never, for these 2 cores) stays
+busy_args=(--mca btl_smx_verbose 10 --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
+	--mca btl_smx_single_copy_min_busy 7000)
+out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
+	--mca btl_smx_single_copy_cost_max 0 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+n=$(grep -c "eager limit 6000, .*single copy from never (node busy)" <<<"$out" || true)
+grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] &&
+	echo "ok: where single copy is too dear, a crowded node keeps the class's threshold" ||
+	fail "busy_ranks, cost limit 0: expected 2 peers single-copying never and p2p PASS: $out"
+out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
+	--mca btl_smx_single_copy_cost_max -1 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 n=$(grep -c "eager limit 6000, .*single copy from 7000 (node busy)" <<<"$out" || true)
 grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] &&
 	echo "ok: a crowded node lowers both thresholds for every peer, data intact" ||

@@ -89,6 +89,8 @@ struct mca_btl_smx_component_t {
     double single_copy_cost_max;  /* btl_smx_single_copy_cost_max */
     double single_copy_cost;      /* measured at the first add_procs; < 0: not measured */
     bool single_copy_cost_known;  /* the measurement ran (or was not needed) */
+    bool busy_single_copy;        /* a busy node lowers the single-copy threshold (unless
+                                     single copy measured too dear) */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;

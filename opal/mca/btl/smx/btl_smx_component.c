@@ -184,7 +184,8 @@ static int smx_component_register(void)
     smx_register_var("single_copy_min_busy",
                      "Single-copy threshold (bytes) of every class while the node is busy (see "
                      "btl_smx_busy_ranks and btl_smx_busy_transfers): a class uses the smaller "
-                     "of this and its own btl_smx_single_copy_min_<class>; 0 = busy changes "
+                     "of this and its own btl_smx_single_copy_min_<class>, where single copy is "
+                     "cheap (btl_smx_single_copy_cost_max); 0 = busy changes "
                      "nothing. Default 8192, btl_smx_eager_limit_busy: on a 16-core Xeon a "
                      "16-rank all-to-all runs up to 1.5x faster with single copy from 16 KiB "
                      "to 4 MiB, because double-copying ranks saturate the caches (paper 002, "
@@ -210,16 +211,17 @@ static int smx_component_register(void)
                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->exchange_push);
     c->single_copy_cost_max = 2.5;
     smx_register_var("single_copy_cost_max",
-                     "The exchange push (btl_smx_exchange_push) and single copy on an "
-                     "oversubscribed node (btl_smx_single_copy_oversubscribed) replace two "
-                     "memcpys by one copy through the smsc component; they are used only where "
-                     "that copy costs at most this many memcpys. Each process measures it once, "
-                     "at its first add_procs (4 MiB of its own memory, best of 5, a few ms); "
-                     "btl_smx_verbose 1 prints it. 0: never use them; -1: always, without "
-                     "measuring. Default 2.5: CMA measured 1.2-1.5 memcpys on a 16-core Xeon "
-                     "(2.4 at most, 16 ranks starting at once), where pushing gains 5-9 %, and "
-                     "3.1-5.6 on an AMD EPYC VM, where pushing loses 25 % and oversubscribed "
-                     "single copy 35 %",
+                     "The rules that move transfers to single copy whatever the class -- the "
+                     "exchange push (btl_smx_exchange_push), single copy on an oversubscribed "
+                     "node (btl_smx_single_copy_oversubscribed) and on a busy node "
+                     "(btl_smx_single_copy_min_busy) -- replace two memcpys by one copy through "
+                     "the smsc component; they apply only where that copy costs at most this "
+                     "many memcpys. Each process measures it once, at its first add_procs (4 "
+                     "MiB of its own memory, best of 5, a few ms); btl_smx_verbose 1 prints it. "
+                     "0: never apply them; -1: always, without measuring. Default 2.5: CMA "
+                     "measured 1.2-1.5 memcpys on a 16-core Xeon (2.4 at most, 16 ranks "
+                     "starting at once), where the rules gain 5-50 %, and 3.1-5.6 on an AMD EPYC "
+                     "VM, where pushing loses 25 % and single copy at 4 ranks on 2 cores 35 %",
                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_5, &c->single_copy_cost_max);
     c->busy_ranks = 8;
     smx_register_var("busy_ranks",
@@ -536,6 +538,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     }
     c->single_copy_cost = -1.0;
     c->single_copy_cost_known = false;
+    c->busy_single_copy = true;
     c->can_push = c->exchange_push && NULL != mca_smsc
                   && !mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION);
     if (NULL == mca_smsc) {

@@ -66,7 +66,8 @@ size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
     }
     /* Busy: the caches and memory are shared by many streams, double copy's advantage
      * (the receiver reads from a warm cache) is gone and its doubled traffic hurts. */
-    if ((c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers))
+    if (c->busy_single_copy
+        && (c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers))
         && 0 != c->single_copy_min_busy
         && (0 == threshold || (size_t) c->single_copy_min_busy < threshold)) {
         threshold = (size_t) c->single_copy_min_busy;

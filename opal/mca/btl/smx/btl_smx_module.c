@@ -260,7 +260,7 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_class_limits *l = &c->limits[ep->cls];
-    int64_t busy = (0 != c->single_copy_min_busy
+    int64_t busy = (c->busy_single_copy && 0 != c->single_copy_min_busy
                     && (0 == l->single_copy_min || c->single_copy_min_busy < l->single_copy_min))
                        ? c->single_copy_min_busy : l->single_copy_min;
     char single[128], busy_words[96];
@@ -295,8 +295,9 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
                         l->rndv_eager_limit, single, busy_words);
 }
 
-/* Once, before the first peer is printed: may the exchange push and the oversubscribed
- * rule replace two memcpys by one smsc copy on this machine (btl_smx_single_copy_cost_max)? */
+/* Once, before the first peer is printed: may the exchange push, the oversubscribed rule
+ * and the busy rules replace two memcpys by one smsc copy on this machine
+ * (btl_smx_single_copy_cost_max)? */
 static void smx_weigh_single_copy(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -307,7 +308,7 @@ static void smx_weigh_single_copy(void)
         return;
     }
     c->single_copy_cost_known = true;
-    if (!c->can_push && !c->oversubscribed) {
+    if (NULL == mca_smsc) {
         return; /* nothing here depends on it */
     }
     if (-1.0 == c->single_copy_cost_max) {
@@ -326,13 +327,16 @@ static void smx_weigh_single_copy(void)
     }
     opal_output_verbose(1, c->output,
                         "btl:smx: a single copy costs %s here, btl_smx_single_copy_cost_max "
-                        "%g: exchange push %s, oversubscribed single copy %s",
+                        "%g: exchange push %s, oversubscribed single copy %s, busy single copy "
+                        "%s",
                         cost, c->single_copy_cost_max,
                         !c->can_push ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        !c->oversubscribed ? "off" : cheap ? "on" : "off (single copy too dear)");
+                        !c->oversubscribed ? "off" : cheap ? "on" : "off (single copy too dear)",
+                        cheap ? "on" : "off (single copy too dear)");
     if (!cheap) {
         c->can_push = false;
         c->oversubscribed = false;
+        c->busy_single_copy = false;
     }
 }
 
