@@ -4,7 +4,13 @@
 # SMX_CACHE, MPICC.
 # SPDX-License-Identifier: BSD-3-Clause
 
+# SMX_BUILD exported by another checkout's env.sh belongs to that checkout's tree.
+_smx_top_seen=${SMX_TOP:-}
 SMX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -n "$_smx_top_seen" ] && [ "$_smx_top_seen" != "$SMX_TOP" ]; then
+	SMX_BUILD=
+fi
+unset _smx_top_seen
 SMX_BUILD=${SMX_BUILD:-$SMX_TOP/build}
 if [ -f "$SMX_BUILD/env.local" ]; then
 	. "$SMX_BUILD/env.local"

@@ -1,7 +1,16 @@
 # contrib/lib.sh: helpers shared by the project's shell tools. Source it; do not run it.
 # SPDX-License-Identifier: BSD-3-Clause
 
+# A SMX_BUILD exported by another checkout's contrib/env.sh (SMX_TOP names that checkout)
+# belongs to that tree: building or testing it from here would test the other tree.
+_smx_top_seen=${SMX_TOP:-}
 SMX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -n "$_smx_top_seen" ] && [ "$_smx_top_seen" != "$SMX_TOP" ] && [ -n "${SMX_BUILD:-}" ]; then
+	printf '%s: ignoring SMX_BUILD=%s, set for the checkout %s; using %s/build\n' \
+		"$(basename "$0")" "$SMX_BUILD" "$_smx_top_seen" "$SMX_TOP" >&2
+	SMX_BUILD=
+fi
+unset _smx_top_seen
 SMX_CACHE=${SMX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smx}
 SMX_OMPI_VERSION=${SMX_OMPI_VERSION:-5.0.7}
 SMX_OMPI_DEB_VERSION=${SMX_OMPI_DEB_VERSION:-5.0.7-1}
