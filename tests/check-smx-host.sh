@@ -122,8 +122,9 @@ grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out"
 bench=$build/tests/smx/smx_bench
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
 	"$top/tests/bench/bench_util.c"
-# pushes MCA-ARGS...: "PUSHERS COPIES": how many processes said "exchange push on", and
-# how many single-copy pushes they made (-1: the benchmark failed)
+# pushes MCA-ARGS...: "PUSHERS COPIES MEASURED": how many processes said "exchange push
+# on", how many single-copy pushes they made (-1: the benchmark failed), and how many
+# printed a measured single-copy cost
 pushes() {
 	local trace
 	trace=$(mktemp -d)
@@ -132,26 +133,28 @@ pushes() {
 		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,1048576," "$trace/out"; then
 		cat "$trace/out" >&2
-		echo -1 -1
+		echo -1 -1 -1
 	else
 		echo "$(grep -c "exchange push on," "$trace/out")" \
-			"$(cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev")"
+			"$(cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev")" \
+			"$(grep -Ec "a single copy costs [0-9]+\.[0-9]+ memcpys" "$trace/out")"
 	fi
 	rm -rf "$trace"
 }
-read -r on_n on < <(pushes --mca btl_smx_single_copy_cost_max -1)
-read -r off_n off < <(pushes --mca btl_smx_exchange_push false)
-read -r zero_n zero < <(pushes --mca btl_smx_single_copy_cost_max 0)
-read -r dflt_n dflt < <(pushes)
+read -r on_n on _ < <(pushes --mca btl_smx_single_copy_cost_max -1)
+read -r off_n off _ < <(pushes --mca btl_smx_exchange_push false)
+read -r zero_n zero _ < <(pushes --mca btl_smx_single_copy_cost_max 0)
+read -r dflt_n dflt dflt_measured < <(pushes)
 # by default: pushes exactly when the processes measured single copy as cheap (both or
 # neither, on one machine; if they disagree, a push by one side is enough)
 if [ "$dflt_n" = 0 ]; then dflt_ok=$([ "$dflt" = 0 ] && echo y); else dflt_ok=$([ "$dflt" -gt 0 ] 2>/dev/null && echo y); fi
 [ "$on_n" = 2 ] && [ "$on" -gt 0 ] 2>/dev/null && [ "$off_n" = 0 ] && [ "$off" = 0 ] &&
-	[ "$zero_n" = 0 ] && [ "$zero" = 0 ] && [ "$dflt_ok" = y ] &&
+	[ "$zero_n" = 0 ] && [ "$zero" = 0 ] && [ "$dflt_ok" = y ] && [ "$dflt_measured" = 2 ] &&
 	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" \
 		"or a cost limit of 0; by default $dflt_n of 2 processes pushed ($dflt copies), as measured" ||
 	fail "exchange push: always $on_n/$on, exchange_push false $off_n/$off, cost limit 0" \
-		"$zero_n/$zero, default $dflt_n/$dflt (processes saying on / pushes)"
+		"$zero_n/$zero, default $dflt_n/$dflt (processes saying on / pushes; want both" \
+		"processes to print a measured cost: $dflt_measured)"
 # 6. more processes than hardware threads (oversubscribed): where single copy counts as
 #    cheap (btl_smx_single_copy_cost_max -1: always), every rendezvous goes by single copy
 #    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
