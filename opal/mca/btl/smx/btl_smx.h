@@ -147,6 +147,8 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
+/* The single-copy threshold of this class while the node is busy (0: never). */
+int64_t mca_btl_smx_single_copy_min_busy(int cls);
 /* The single-copy threshold a transfer of this class sees now (0: never). */
 size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out);
 /* What one copy through the selected smsc component costs against a memcpy, measured on

@@ -49,6 +49,18 @@ struct smx_serve_t {
 typedef struct smx_serve_t smx_serve_t;
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_list_item_t, NULL, NULL);
 
+int64_t mca_btl_smx_single_copy_min_busy(int cls)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int64_t own = c->limits[cls].single_copy_min;
+
+    if (c->busy_single_copy && 0 != c->single_copy_min_busy
+        && (0 == own || c->single_copy_min_busy < own)) {
+        return c->single_copy_min_busy;
+    }
+    return own;
+}
+
 size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -66,11 +78,8 @@ size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
     }
     /* Busy: the caches and memory are shared by many streams, double copy's advantage
      * (the receiver reads from a warm cache) is gone and its doubled traffic hurts. */
-    if (c->busy_single_copy
-        && (c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers))
-        && 0 != c->single_copy_min_busy
-        && (0 == threshold || (size_t) c->single_copy_min_busy < threshold)) {
-        threshold = (size_t) c->single_copy_min_busy;
+    if (c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers)) {
+        threshold = (size_t) mca_btl_smx_single_copy_min_busy(cls);
     }
     return threshold;
 }

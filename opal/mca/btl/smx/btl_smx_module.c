@@ -260,9 +260,7 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_class_limits *l = &c->limits[ep->cls];
-    int64_t busy = (c->busy_single_copy && 0 != c->single_copy_min_busy
-                    && (0 == l->single_copy_min || c->single_copy_min_busy < l->single_copy_min))
-                       ? c->single_copy_min_busy : l->single_copy_min;
+    int64_t busy = mca_btl_smx_single_copy_min_busy(ep->cls);
     char single[128], busy_words[96];
 
     if (NULL == ep->smsc_endpoint) {
@@ -308,8 +306,10 @@ static void smx_weigh_single_copy(void)
         return;
     }
     c->single_copy_cost_known = true;
-    if (NULL == mca_smsc) {
-        return; /* nothing here depends on it */
+    if (NULL == mca_smsc
+        || (!c->can_push && !c->oversubscribed
+            && (0 == c->single_copy_min_busy || (!c->crowded && c->busy_transfers < 0)))) {
+        return; /* no rule here depends on it: spare the measurement */
     }
     if (-1.0 == c->single_copy_cost_max) {
         cheap = true;
