@@ -116,6 +116,8 @@ extern mca_btl_base_module_t mca_btl_smx_module_template;
 
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);
+int mca_btl_smx_segment_publish(void);
+void mca_btl_smx_segment_destroy(void);
 int mca_btl_smx_progress(void);
 
 /* btl_smx_send.c: the one place a fragment enters a ring */

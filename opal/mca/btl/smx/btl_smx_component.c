@@ -15,6 +15,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_types.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -24,6 +25,16 @@
 static int smx_component_register(void);
 static int smx_component_open(void);
 static int smx_component_close(void);
+static int smx_count_present(const int present[SMX_CLASS_COUNT])
+{
+    int n = 0;
+
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        n += 0 != present[cls];
+    }
+    return n;
+}
+
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,
                                                   bool enable_mpi_threads);
 
@@ -390,6 +401,20 @@ static bool smx_parameters_valid(void)
         snprintf(value, sizeof(value), "%d", c->frag_size);
         return smx_refuse("btl_smx_frag_size", value, "1024 to 1048576");
     }
+    /* One ring's size is a 32-bit field of the segment header. */
+    uint64_t slot_bytes = (sizeof(struct smx_slot_header) + (uint64_t) c->frag_size
+                           + SMX_CACHE_LINE - 1) & ~(uint64_t) (SMX_CACHE_LINE - 1);
+    if (sizeof(struct smx_ring) + slot_bytes * (uint64_t) c->ring_slots > UINT32_MAX) {
+        int most = 2;
+        while (sizeof(struct smx_ring) + slot_bytes * (uint64_t) most * 2 <= UINT32_MAX) {
+            most *= 2;
+        }
+        snprintf(value, sizeof(value), "%d", c->ring_slots);
+        snprintf(expected, sizeof(expected),
+                 "at most %d with btl_smx_frag_size %d (one ring must stay below 4 GiB)", most,
+                 c->frag_size);
+        return smx_refuse("btl_smx_ring_slots", value, expected);
+    }
     if (m->btl_max_send_size > (size_t) c->frag_size || m->btl_max_send_size < 1024) {
         snprintf(value, sizeof(value), "%zu", m->btl_max_send_size);
         snprintf(expected, sizeof(expected), "1024 to btl_smx_frag_size (%d)", c->frag_size);
@@ -520,8 +545,11 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         return NULL;
     }
     smx_resolve_limits();
-    if (!smx_parameters_valid() || smx_find_classes(present) < 0
-        || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
+    if (!smx_parameters_valid()) {
+        return NULL;
+    }
+    if (smx_find_classes(present) < 0 || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
+        mca_btl_smx_segment_destroy();
         return NULL;
     }
     /* num_local is known now (segment_create) */
@@ -529,7 +557,14 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     c->oversubscribed = c->single_copy_oversubscribed && c->hw_threads > 0
                         && c->num_local > c->hw_threads;
     if (NULL != mca_smsc && mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
-        m->btl_registration_handle_size = (size_t) mca_smsc_base_registration_data_size();
+        ssize_t handle_size = mca_smsc_base_registration_data_size();
+        if (handle_size <= 0) {
+            opal_output_verbose(1, c->output, "btl:smx: not used: the smsc component's "
+                                "registration data has no size (%zd)", handle_size);
+            mca_btl_smx_segment_destroy();
+            return NULL;
+        }
+        m->btl_registration_handle_size = (size_t) handle_size;
     } else {
         /* Nothing to register: ob1 then skips registration altogether. */
         m->btl_register_mem = NULL;
@@ -549,6 +584,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {
+        mca_btl_smx_segment_destroy();
         return NULL;
     }
     c->num_modules = 0;
@@ -559,14 +595,21 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         }
         c->modules[cls] = smx_module_create(cls);
         if (NULL == c->modules[cls]) {
-            for (int k = 0; k < cls; ++k) {
-                free(c->modules[k]);
-                c->modules[k] = NULL;
-            }
-            free(modules);
-            return NULL;
+            break;
         }
         modules[c->num_modules++] = &c->modules[cls]->super;
+    }
+    /* Peers learn of my segment only once nothing here can fail any more. */
+    if (c->num_modules != smx_count_present(present)
+        || OPAL_SUCCESS != mca_btl_smx_segment_publish()) {
+        for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+            free(c->modules[cls]);
+            c->modules[cls] = NULL;
+        }
+        c->num_modules = 0;
+        free(modules);
+        mca_btl_smx_segment_destroy();
+        return NULL;
     }
     /* One progress function for all modules, registered once. */
     opal_progress_register(mca_btl_smx_progress);

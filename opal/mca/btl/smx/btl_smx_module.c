@@ -10,6 +10,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+#include "opal/util/show_help.h"
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
@@ -41,6 +43,10 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
         OBJ_RELEASE(item);
     }
     OBJ_DESTRUCT(&ep->serving);
+    /* Fragments never posted (finalize with the peer's ring full): back to the pool. */
+    while (NULL != (item = opal_list_remove_first(&ep->pending))) {
+        mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
+    }
     OBJ_DESTRUCT(&ep->pending);
     if (NULL != ep->smsc_endpoint) {
         MCA_SMSC_CALL(return_endpoint, ep->smsc_endpoint);
@@ -74,12 +80,29 @@ int mca_btl_smx_segment_create(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     size_t ring_bytes = smx_ring_bytes();
-    char *cpuset = NULL, *blob;
-    int fd, rc;
+    struct statvfs vfs;
+    int fd;
 
     c->local_rank = opal_process_info.my_local_rank;
     c->num_local = (int) opal_process_info.num_local_peers + 1;
     c->segment_size = sizeof(struct smx_segment_header) + ring_bytes * (size_t) c->num_local;
+    /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
+     * writer with SIGBUS in the middle of the run. Every local process creates a segment
+     * like this one: the node needs num_local of them. */
+    if (0 == statvfs("/dev/shm", &vfs)) {
+        uint64_t have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
+        uint64_t need = (uint64_t) c->segment_size * (uint64_t) c->num_local;
+        if (need > have) {
+            char mib_need[32], mib_have[32], mib_one[32];
+            snprintf(mib_need, sizeof(mib_need), "%.1f", (double) need / 1048576.0);
+            snprintf(mib_have, sizeof(mib_have), "%.1f", (double) have / 1048576.0);
+            snprintf(mib_one, sizeof(mib_one), "%.2f", (double) ring_bytes / 1048576.0);
+            opal_show_help("help-btl-smx.txt", "no-shm-space", true, opal_process_info.nodename,
+                           mib_need, c->num_local, c->num_local, mib_one, c->ring_slots,
+                           c->frag_size, mib_have);
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
     /* No shell-pattern characters in the name: PMIx's cleanup matches it as a pattern. */
     snprintf(c->segment_name, sizeof(c->segment_name), "/dev/shm/smx.%x.%u.%d",
              (unsigned) OPAL_PROC_MY_NAME.jobid, OPAL_PROC_MY_NAME.vpid, (int) getpid());
@@ -90,6 +113,8 @@ int mca_btl_smx_segment_create(void)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     if (0 != ftruncate(fd, (off_t) c->segment_size)) {
+        opal_output_verbose(1, c->output, "btl:smx: cannot size %s: %s", c->segment_name,
+                            strerror(errno));
         close(fd);
         unlink(c->segment_name);
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -105,7 +130,7 @@ int mca_btl_smx_segment_create(void)
 
     struct smx_segment_header *h = c->segment;
     h->num_local = (uint32_t) c->num_local;
-    h->ring_bytes = (uint32_t) ring_bytes;
+    h->ring_bytes = (uint32_t) ring_bytes; /* below 4 GiB: smx_parameters_valid */
     for (int s = 0; s < c->num_local; ++s) {
         struct smx_ring *ring = smx_segment_ring(c->segment, s);
         ring->slots = (uint32_t) c->ring_slots;
@@ -117,10 +142,21 @@ int mca_btl_smx_segment_create(void)
 
     c->peers = calloc((size_t) c->num_local, sizeof(*c->peers));
     if (NULL == c->peers) {
+        mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* The modex carries "<segment file> <my cpuset>": peers classify the pair from both
-     * bindings (an empty cpuset: not bound). */
+    return OPAL_SUCCESS;
+}
+
+/* Tell the peers where my segment is; the last step of init, so that no peer ever maps
+ * the segment of a process that then gave up on smx. The modex carries "<segment file>
+ * <my cpuset>": peers classify the pair from both bindings (an empty cpuset: not bound). */
+int mca_btl_smx_segment_publish(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    char *cpuset = NULL, *blob;
+    int rc;
+
     if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
         (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
     }
@@ -132,6 +168,25 @@ int mca_btl_smx_segment_create(void)
     OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, blob, strlen(blob) + 1);
     free(blob);
     return rc;
+}
+
+/* Undo segment_create (and the binding smx_find_classes kept) when init gives up. */
+void mca_btl_smx_segment_destroy(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    free(c->peers);
+    c->peers = NULL;
+    if (NULL != c->segment) {
+        c->transfers_in_flight = NULL;
+        munmap(c->segment, c->segment_size);
+        (void) unlink(c->segment_name); /* normally gone already; ENOENT is fine */
+        c->segment = NULL;
+    }
+    if (NULL != c->my_cpuset) {
+        hwloc_bitmap_free((hwloc_bitmap_t) c->my_cpuset);
+        c->my_cpuset = NULL;
+    }
 }
 
 /* The class of a peer with this cpuset, folded onto a class that has a module. */
@@ -230,7 +285,21 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
     }
     struct smx_segment_header *h = ep->peer_segment;
     if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
-        || h->num_local != (uint32_t) c->num_local) {
+        || h->num_local != (uint32_t) c->num_local
+        || sizeof(*h) + (uint64_t) h->ring_bytes * h->num_local > ep->peer_segment_size) {
+        free(blob);
+        return OPAL_ERR_UNREACH;
+    }
+    /* The peer sized its rings by its own btl_smx_frag_size (one app context of an MPMD
+     * job may set another): my largest fragment must fit in its slots. */
+    const struct smx_ring *mine = smx_segment_ring(ep->peer_segment, c->local_rank);
+    if (smx_ring_payload(mine) < mca_btl_smx_module_template.btl_max_send_size) {
+        char room[32], largest[32];
+        snprintf(room, sizeof(room), "%u", smx_ring_payload(mine));
+        snprintf(largest, sizeof(largest), "%zu", mca_btl_smx_module_template.btl_max_send_size);
+        opal_show_help("help-btl-smx.txt", "slots-too-small", true,
+                       OPAL_NAME_PRINT(proc->proc_name), room,
+                       OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), opal_process_info.nodename, largest);
         free(blob);
         return OPAL_ERR_UNREACH;
     }
@@ -392,36 +461,29 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     return OPAL_SUCCESS;
 }
 
+/* Endpoints stay until finalize. del_procs comes when another BTL won the peer (bml/r2)
+ * or while MPI shuts down, with progress still to run: fragments queued for the peer
+ * still go out, completions already due still name a live endpoint, local rank 0's
+ * segment (the node's transfer count) stays mapped, and a peer that another smx module
+ * is offered afterwards is not mapped, and counted in its segment's 'attached', twice. */
 static int smx_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    for (size_t i = 0; i < nprocs; ++i) {
-        mca_btl_smx_endpoint_t *ep = peers[i];
-        if (NULL != ep && ep->module == (mca_btl_smx_module_t *) btl
-            && c->peers[ep->peer_local_rank] == ep) {
-            c->peers[ep->peer_local_rank] = NULL;
-            OBJ_RELEASE(ep);
-        }
-    }
+    (void) btl;
+    (void) nprocs;
+    (void) procs;
+    (void) peers;
     return OPAL_SUCCESS;
 }
 
-/* Each module releases its own peers; the last one also the shared state. */
+/* The peers and the modules share state (an endpoint names its module, a queued
+ * completion its endpoint, and progress serves them all): the last module's finalize
+ * releases everything at once, after progress is unregistered. */
 static int smx_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
-    for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
-        if (NULL != c->peers[p] && c->peers[p]->module == module) {
-            OBJ_RELEASE(c->peers[p]);
-            c->peers[p] = NULL;
-        }
-    }
-    c->modules[module->cls] = NULL;
-    free(module);
+    (void) btl;
     if (++c->modules_finalized < c->num_modules) {
         return OPAL_SUCCESS;
     }
@@ -429,23 +491,20 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         opal_progress_unregister(mca_btl_smx_progress);
         c->progress_registered = false;
     }
+    /* Completions nobody progressed any more: their fragments are ours to free. */
+    for (opal_list_item_t *item; NULL != (item = opal_list_remove_first(&c->completed));) {
+        mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
+    }
     for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
-        if (NULL != c->peers[p]) { /* a peer whose module is gone already: not expected */
+        if (NULL != c->peers[p]) {
             OBJ_RELEASE(c->peers[p]);
         }
     }
-    free(c->peers);
-    c->peers = NULL;
-    if (NULL != c->segment) {
-        c->transfers_in_flight = NULL;
-        munmap(c->segment, c->segment_size);
-        (void) unlink(c->segment_name); /* normally gone already; ENOENT is fine */
-        c->segment = NULL;
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        free(c->modules[cls]);
+        c->modules[cls] = NULL;
     }
-    if (NULL != c->my_cpuset) {
-        hwloc_bitmap_free((hwloc_bitmap_t) c->my_cpuset);
-        c->my_cpuset = NULL;
-    }
+    mca_btl_smx_segment_destroy();
     mca_btl_smx_frag_pool_fini();
     return OPAL_SUCCESS;
 }
@@ -615,11 +674,13 @@ int mca_btl_smx_progress(void)
         if (NULL == frag) {
             break;
         }
+        /* The callback may free a descriptor it owns: read the flags first. */
+        const uint32_t flags = frag->base.des_flags;
         if (NULL != frag->base.des_cbfunc) {
             frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint, &frag->base,
                                   OPAL_SUCCESS);
         }
-        if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
             mca_btl_smx_frag_release(frag);
         }
         events++;
