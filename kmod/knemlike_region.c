@@ -2,8 +2,8 @@
 /*
  * knemlike: regions -- creation, the cookie index, references, destruction.
  *
- * A cookie is 64 bits: a 32-bit random secret, an 8-bit generation and the 24-bit index
- * of the region in knemlike_regions. Lookups compare all 64 bits, so a guessed, stale or
+ * A cookie is 64 bits: a 40-bit random secret and the 24-bit index of the region in
+ * knemlike_regions. Lookups compare all 64 bits, so a guessed, stale or
  * recycled cookie finds nothing. No cookie is, or reveals, a kernel address.
  */
 #include <linux/cred.h>
@@ -21,7 +21,6 @@
 
 /* Linked regions by index (index 0 is never used: no cookie is 0). */
 static DEFINE_XARRAY_ALLOC1(knemlike_regions);
-static atomic_t knemlike_generation = ATOMIC_INIT(0);
 
 /* Regions come from a cache of their own: charged to the creator's memory cgroup, and
  * with debug_slab, poisoned when freed so that a use after free shows in the kernel log.
@@ -55,12 +54,15 @@ static void knemlike_region_free_memory(struct knemlike_region *region)
 	kmem_cache_free(knemlike_region_cache, region);
 }
 
+/* Above the index, 40 random bits: nothing in a cookie but the index can be inferred from
+ * what the module shows (its counters, the order of indexes), and a guess matches a
+ * region with probability 2^-40.
+ */
 static u64 knemlike_make_cookie(u32 index)
 {
-	u64 secret = get_random_u32();
-	u64 generation = (u8)atomic_inc_return(&knemlike_generation);
+	u64 secret = get_random_u64() >> KNEMLIKE_INDEX_BITS;
 
-	return secret << 32 | generation << KNEMLIKE_INDEX_BITS | index;
+	return secret << KNEMLIKE_INDEX_BITS | index;
 }
 
 static void knemlike_region_free(struct kref *ref)

@@ -1,7 +1,7 @@
 /*
  * Every operation of /dev/knemlike and every error path: info, create, copy in both
  * directions (within a process and between two), vectors on both sides, single-use,
- * destroy, and the refusals (bad cookie, wrong generation, destroyed region, out of
+ * destroy, and the refusals (bad cookie, wrong secret, destroyed region, out of
  * bounds, wrong direction for the protection, zero lengths, too many segments, malformed
  * requests), with the counters that must move.
  *
@@ -182,7 +182,7 @@ static void test_single_use(int fd)
 
 static void test_refusals(int fd)
 {
-    SECTION("refusals: bad cookie, generation, bounds, direction, zero lengths, malformed");
+    SECTION("refusals: bad cookie, secret, bounds, direction, zero lengths, malformed");
     char buf[8192];
     uint64_t cookie = 0, bytes = 99;
     struct knemlike_segment seg = {(uintptr_t) buf, sizeof(buf)};
@@ -190,7 +190,7 @@ static void test_refusals(int fd)
 
     CHECK_ERR(kl_create1(fd, buf, sizeof(buf), KNEMLIKE_PROT_READ, 0, &cookie), 0, "create");
     CHECK_ERR(kl_copy1(fd, cookie ^ 0xdeadbeef00000000ull, 0, buf, 1, 0), ENOENT, "forged secret");
-    CHECK_ERR(kl_copy1(fd, cookie ^ (1ull << 24), 0, buf, 1, 0), ENOENT, "wrong generation");
+    CHECK_ERR(kl_copy1(fd, cookie ^ (1ull << 24), 0, buf, 1, 0), ENOENT, "wrong secret above the index");
     CHECK_ERR(kl_copy1(fd, cookie + 1, 0, buf, 1, 0), ENOENT, "neighbouring index");
     CHECK_ERR(kl_copy1(fd, 0, 0, buf, 1, 0), ENOENT, "zero cookie");
     CHECK(kl_counter("refused_no_region") >= refused + 4, "refused_no_region did not count");
