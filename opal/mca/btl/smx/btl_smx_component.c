@@ -25,16 +25,6 @@
 static int smx_component_register(void);
 static int smx_component_open(void);
 static int smx_component_close(void);
-static int smx_count_present(const int present[SMX_CLASS_COUNT])
-{
-    int n = 0;
-
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        n += 0 != present[cls];
-    }
-    return n;
-}
-
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,
                                                   bool enable_mpi_threads);
 
@@ -527,6 +517,17 @@ static mca_btl_smx_module_t *smx_module_create(int cls)
     module->super.btl_rdma_pipeline_send_length = module->super.btl_eager_limit;
     module->super.btl_rdma_pipeline_frag_size = module->super.btl_eager_limit;
     return module;
+}
+
+/* How many locality classes occur here: one module each. */
+static int smx_count_present(const int present[SMX_CLASS_COUNT])
+{
+    int n = 0;
+
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        n += 0 != present[cls];
+    }
+    return n;
 }
 
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,

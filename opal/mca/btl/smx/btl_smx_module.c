@@ -170,7 +170,8 @@ int mca_btl_smx_segment_publish(void)
     return rc;
 }
 
-/* Undo segment_create (and the binding smx_find_classes kept) when init gives up. */
+/* Undo segment_create (and the binding smx_find_classes kept): at finalize, or when init
+ * gives up. */
 void mca_btl_smx_segment_destroy(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
