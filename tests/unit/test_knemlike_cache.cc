@@ -16,12 +16,16 @@ struct FakeDevice {
     uint64_t next_cookie = 1000;
     int creates = 0, destroys = 0;
     int fail_create = 0; // errno to return from create, 0: succeed
+    size_t max_live = 0; // regions the device holds at most, 0: no limit
 
     static int create(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie)
     {
         auto *d = static_cast<FakeDevice *>(ctx);
         if (d->fail_create) {
             return -d->fail_create;
+        }
+        if (d->max_live && d->live.size() >= d->max_live) {
+            return -EMFILE; // the module's regions-per-file limit
         }
         d->creates++;
         *cookie = d->next_cookie++;
@@ -230,3 +234,28 @@ TEST_F(Cache, FiniDestroysEverythingEvenInUse)
 }
 
 } // namespace
+
+TEST_F(Cache, TheDevicesRegionLimitEvictsUnusedEntriesAndRetries)
+{
+    dev.max_live = 2;
+    uint64_t a = Send(A, P);
+    Send(A + 2 * P, P);
+    Send(A + 4 * P, P); // the device is full: the least recently used entry makes room
+    EXPECT_EQ(2u, dev.live.size());
+    EXPECT_EQ(0u, dev.live.count(a));
+    EXPECT_EQ(1u, cache.stats.evictions);
+    EXPECT_EQ(0u, cache.stats.failures);
+}
+
+TEST_F(Cache, TheDevicesRegionLimitWithEveryEntryInUseFails)
+{
+    dev.max_live = 2;
+    smsc_knemlike_cache_entry *e1 = Get(A, P), *e2 = Get(A + 2 * P, P);
+    int err = 0;
+    EXPECT_EQ(nullptr, smsc_knemlike_cache_acquire(&cache, A + 4 * P, P, &err));
+    EXPECT_EQ(-EMFILE, err);
+    EXPECT_EQ(2u, dev.live.size()); // nothing in use was destroyed
+    EXPECT_EQ(1u, cache.stats.failures);
+    Put(e1);
+    Put(e2);
+}

@@ -192,6 +192,13 @@ struct smsc_knemlike_cache_entry *smsc_knemlike_cache_acquire(struct smsc_knemli
     e->reg.base = lo;
     e->reg.len = hi - lo;
     *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, &e->reg.cookie);
+    /* The module's own limit of regions per file (its max_regions_per_file, which root may
+     * lower at run time) can be below ours: make room there from the unused end. */
+    while (-EMFILE == *err && NULL != cache->lru_tail) {
+        destroy_entry(cache, cache->lru_tail);
+        cache->stats.evictions++;
+        *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, &e->reg.cookie);
+    }
     if (*err) {
         free(e);
         cache->stats.failures++;
