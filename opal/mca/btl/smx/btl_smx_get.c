@@ -19,6 +19,8 @@
 #include "opal_config.h"
 
 #include "opal/mca/smsc/smsc.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
@@ -229,7 +231,11 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     smx_serve_t *serve;
 
     if (len < sizeof(*req) || NULL == (serve = OBJ_NEW(smx_serve_t))) {
-        return; /* cannot happen with a peer of this job; the get would hang, not corrupt */
+        /* The peer would wait for this data for ever: better a clear end than a hang. */
+        opal_output(0, "btl:smx: %s cannot serve a get request from %s (%s); aborting",
+                    OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), OPAL_NAME_PRINT(ep->proc->proc_name),
+                    len < sizeof(*req) ? "malformed request" : "out of memory");
+        abort();
     }
     serve->op = req->op;
     serve->src = (const unsigned char *) (uintptr_t) req->remote_address;
