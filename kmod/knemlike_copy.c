@@ -155,6 +155,13 @@ static int knemlike_copy_between(struct knemlike_region *region, u64 offset,
 			err = -EINTR;
 			break;
 		}
+		/* Destroyed or closed meanwhile: the owner has revoked access, so at most the
+		 * chunk under way when it did is still moved.
+		 */
+		if (READ_ONCE(region->retired)) {
+			err = -ENOENT;
+			break;
+		}
 		done = knemlike_copy_chunk(region->mm, pages, &remote, local, total, dir);
 		if (done < 0) {
 			err = done;

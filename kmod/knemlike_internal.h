@@ -68,6 +68,7 @@ struct knemlike_region {
 	u32 prot;			/* KNEMLIKE_PROT_* */
 	u32 flags;			/* KNEMLIKE_FLAG_* */
 	atomic_t used;			/* single-use regions: claimed by a copy */
+	bool retired;			/* out of the index: copies still running stop */
 	kuid_t owner_uid;		/* effective uid of the creator */
 	struct mm_struct *mm;		/* owner's address space (mmgrab'd) */
 	struct knemlike_file *file;	/* the open file it belongs to (referenced) */

@@ -99,6 +99,8 @@ struct knemlike_region *knemlike_region_get(u64 cookie)
  */
 static void knemlike_region_retire(struct knemlike_region *region)
 {
+	/* A copy already past the lookup checks this before each chunk it moves. */
+	WRITE_ONCE(region->retired, true);
 	xa_erase(&knemlike_regions, region->index);
 	knemlike_region_put(region);
 }

@@ -2,13 +2,17 @@
  * Coherence with the owner's mapping: a region's memory is unmapped, then different data
  * is mapped at the same address. A copy through the old cookie must never return the old
  * contents: after munmap it fails with ESTALE, after the remap it sees the new data. The
- * same through a second process.
+ * same through a second process. And a copy already running when the owner destroys the
+ * region stops (ENOENT) instead of going on through the revoked cookie.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "kl.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #define LEN (1 << 20)
@@ -110,6 +114,77 @@ static void test_other_process(void)
     close(fd);
 }
 
+/* A copy of many chunks runs in a thread while the owner destroys the region. */
+struct racing_copy {
+    int fd;
+    uint64_t cookie;
+    uint8_t *dst;
+    size_t len;
+    int rc;
+    double end;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static void *racing_copy_run(void *arg)
+{
+    struct racing_copy *r = arg;
+    r->rc = kl_copy1(r->fd, r->cookie, 0, r->dst, r->len, KNEMLIKE_COPY_FROM_REGION);
+    r->end = now();
+    return NULL;
+}
+
+static void test_destroy_stops_a_running_copy(int fd)
+{
+    SECTION("DESTROY stops a copy already running: at most its current chunk still moves");
+    /* The module pins and copies 32 pages at a time (KNEMLIKE_CHUNK_PAGES). */
+    const size_t chunk = 32 * 4096;
+    for (size_t len = 64 << 20; len <= 512 << 20; len *= 2) {
+        uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(MAP_FAILED != src && MAP_FAILED != dst, "mmap %zu MiB", len >> 20);
+        if (MAP_FAILED == src || MAP_FAILED == dst) {
+            return;
+        }
+        memset(src, 0x5a, len);
+        memset(dst, 0, len); /* both resident: the copy's time is the copy's */
+        struct racing_copy r = {.fd = fd, .dst = dst, .len = len, .rc = -1};
+        CHECK_ERR(kl_create1(fd, src, len, KNEMLIKE_PROT_READ, 0, &r.cookie), 0, "create");
+        pthread_t t;
+        double start = now();
+        CHECK(0 == pthread_create(&t, NULL, racing_copy_run, &r), "pthread_create");
+        usleep(20000);
+        CHECK_ERR(kl_destroy(fd, r.cookie), 0, "destroy during the copy");
+        double destroyed = now();
+        pthread_join(t, NULL);
+        double per_chunk = (r.end - start) * chunk / len;
+        munmap(src, len);
+        munmap(dst, len);
+        if (-ENOENT == r.rc) {
+            printf("  the copy of %zu MiB stopped %.1f ms after DESTROY returned\n", len >> 20,
+                   1e3 * (r.end - destroyed));
+            CHECK(r.end - destroyed < 1.0 + 8 * per_chunk, "it took %.3f s to stop",
+                  r.end - destroyed);
+            return;
+        }
+        CHECK(0 == r.rc, "the copy failed with %s, not ENOENT", kl_errno_name(-r.rc));
+        /* It succeeded: fine only if it was done, or in its last chunks, by then. */
+        CHECK(r.end - destroyed < 4 * per_chunk,
+              "the copy of %zu MiB ran on for %.1f ms (%.0f chunks) after DESTROY returned",
+              len >> 20, 1e3 * (r.end - destroyed), (r.end - destroyed) / per_chunk);
+        if (r.end - destroyed >= 4 * per_chunk) {
+            return;
+        }
+        /* The copy was over before DESTROY: try a longer one. */
+    }
+    CHECK(0, "no copy up to 512 MiB lasted past DESTROY: nothing was tested");
+}
+
 int main(void)
 {
     int fd = kl_open();
@@ -117,6 +192,7 @@ int main(void)
     want = malloc(LEN);
     test_same_process(fd);
     test_other_process();
+    test_destroy_stops_a_running_copy(fd);
     close(fd);
     return kl_verdict("kmod_stale");
 }
