@@ -10,6 +10,7 @@
 #include "kl.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,11 +164,17 @@ static void test_destroy_stops_a_running_copy(int fd)
         double destroyed = now();
         pthread_join(t, NULL);
         double per_chunk = (r.end - start) * chunk / len;
+        /* The copy moves the region in order: how far did it get? */
+        bool began = 0x5a == dst[0], ended = 0x5a == dst[len - 1];
         munmap(src, len);
         munmap(dst, len);
+        if (-ENOENT == r.rc && !began) {
+            continue; /* DESTROY came before the copy's lookup: not the case under test */
+        }
         if (-ENOENT == r.rc) {
             printf("  the copy of %zu MiB stopped %.1f ms after DESTROY returned\n", len >> 20,
                    1e3 * (r.end - destroyed));
+            CHECK(!ended, "the copy failed, yet its last byte arrived");
             CHECK(r.end - destroyed < 1.0 + 8 * per_chunk, "it took %.3f s to stop",
                   r.end - destroyed);
             return;
@@ -182,7 +189,7 @@ static void test_destroy_stops_a_running_copy(int fd)
         }
         /* The copy was over before DESTROY: try a longer one. */
     }
-    CHECK(0, "no copy up to 512 MiB lasted past DESTROY: nothing was tested");
+    CHECK(0, "no copy up to 512 MiB was under way at DESTROY: nothing was tested");
 }
 
 int main(void)
