@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -88,19 +89,25 @@ int mca_btl_smx_segment_create(void)
     c->segment_size = sizeof(struct smx_segment_header) + ring_bytes * (size_t) c->num_local;
     /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
      * writer with SIGBUS in the middle of the run. Every local process creates a segment
-     * like this one: the node needs num_local of them. */
+     * like this one, rarely written whole (only traffic that fills the rings does: an
+     * all-to-all of messages near the eager limit). No room for mine: refuse. No room
+     * for all of them: run, but say what may happen and how to avoid it. */
     if (0 == statvfs("/dev/shm", &vfs)) {
         uint64_t have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
-        uint64_t need = (uint64_t) c->segment_size * (uint64_t) c->num_local;
-        if (need > have) {
-            char mib_need[32], mib_have[32], mib_one[32];
-            snprintf(mib_need, sizeof(mib_need), "%.1f", (double) need / 1048576.0);
+        uint64_t all = (uint64_t) c->segment_size * (uint64_t) c->num_local;
+        if (all > have) {
+            char mib_one[32], mib_all[32], mib_have[32], mib_ring[32];
+            bool refuse = c->segment_size > have;
+            snprintf(mib_one, sizeof(mib_one), "%.1f", (double) c->segment_size / 1048576.0);
+            snprintf(mib_all, sizeof(mib_all), "%.1f", (double) all / 1048576.0);
             snprintf(mib_have, sizeof(mib_have), "%.1f", (double) have / 1048576.0);
-            snprintf(mib_one, sizeof(mib_one), "%.2f", (double) ring_bytes / 1048576.0);
-            opal_show_help("help-btl-smx.txt", "no-shm-space", true, opal_process_info.nodename,
-                           mib_need, c->num_local, c->num_local, mib_one, c->ring_slots,
-                           c->frag_size, mib_have);
-            return OPAL_ERR_OUT_OF_RESOURCE;
+            snprintf(mib_ring, sizeof(mib_ring), "%.2f", (double) ring_bytes / 1048576.0);
+            opal_show_help("help-btl-smx.txt", refuse ? "no-shm-space" : "little-shm-space",
+                           true, opal_process_info.nodename, mib_have, mib_one, c->num_local,
+                           mib_ring, c->ring_slots, c->frag_size, mib_all, c->num_local);
+            if (refuse) {
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
         }
     }
     /* No shell-pattern characters in the name: PMIx's cleanup matches it as a pattern. */
@@ -292,15 +299,18 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
         return OPAL_ERR_UNREACH;
     }
     /* The peer sized its rings by its own btl_smx_frag_size (one app context of an MPMD
-     * job may set another): my largest fragment must fit in its slots. */
-    const struct smx_ring *mine = smx_segment_ring(ep->peer_segment, c->local_rank);
-    if (smx_ring_payload(mine) < mca_btl_smx_module_template.btl_max_send_size) {
-        char room[32], largest[32];
-        snprintf(room, sizeof(room), "%u", smx_ring_payload(mine));
-        snprintf(largest, sizeof(largest), "%zu", mca_btl_smx_module_template.btl_max_send_size);
-        opal_show_help("help-btl-smx.txt", "slots-too-small", true,
-                       OPAL_NAME_PRINT(proc->proc_name), room,
-                       OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), opal_process_info.nodename, largest);
+     * job may set another). Refused on both sides whenever the slots differ: had only the
+     * process with the larger fragments refused, the other would still write into its
+     * rings, and nobody would read them. */
+    const struct smx_ring *theirs = smx_segment_ring(ep->peer_segment, c->local_rank);
+    const struct smx_ring *ours = smx_segment_ring(c->segment, peer_local_rank);
+    if (smx_ring_payload(theirs) != smx_ring_payload(ours)) {
+        char their_room[32], our_room[32];
+        snprintf(their_room, sizeof(their_room), "%u", smx_ring_payload(theirs));
+        snprintf(our_room, sizeof(our_room), "%u", smx_ring_payload(ours));
+        opal_show_help("help-btl-smx.txt", "slots-differ", true,
+                       OPAL_NAME_PRINT(proc->proc_name), their_room,
+                       OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), opal_process_info.nodename, our_room);
         free(blob);
         return OPAL_ERR_UNREACH;
     }
