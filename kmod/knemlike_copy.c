@@ -103,10 +103,11 @@ static int knemlike_copy_pages(struct page **pages, size_t page_off, size_t len,
 /* One chunk: pin up to KNEMLIKE_CHUNK_PAGES of the owner's pages at the remote cursor,
  * copy, unpin. Returns the bytes copied or a negative errno.
  */
-static long knemlike_copy_chunk(struct mm_struct *mm, struct page **pages,
+static long knemlike_copy_chunk(struct knemlike_region *region, struct page **pages,
 				struct knemlike_cursor *remote, struct knemlike_cursor *local,
 				u64 remaining, u32 dir)
 {
+	struct mm_struct *mm = region->mm;
 	u64 addr = remote->seg[remote->i].addr + remote->off;
 	u64 len = min(remaining, remote->seg[remote->i].len - remote->off);
 	unsigned long first = addr & PAGE_MASK, page_off = addr - first;
@@ -118,6 +119,15 @@ static long knemlike_copy_chunk(struct mm_struct *mm, struct page **pages,
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
+	/* Destroyed or closed meanwhile: the owner has revoked access. Checked under the
+	 * owner's mmap lock, so that whatever it maps after DESTROY returned (munmap and mmap
+	 * take that lock for writing) is never pinned here; a chunk already pinned is still
+	 * copied.
+	 */
+	if (READ_ONCE(region->retired)) {
+		mmap_read_unlock(mm);
+		return -ENOENT;
+	}
 	got = knemlike_pin_remote(mm, first, nr_pages, gup_flags, pages);
 	mmap_read_unlock(mm);
 	if (got <= 0)
@@ -155,14 +165,7 @@ static int knemlike_copy_between(struct knemlike_region *region, u64 offset,
 			err = -EINTR;
 			break;
 		}
-		/* Destroyed or closed meanwhile: the owner has revoked access, so at most the
-		 * chunk under way when it did is still moved.
-		 */
-		if (READ_ONCE(region->retired)) {
-			err = -ENOENT;
-			break;
-		}
-		done = knemlike_copy_chunk(region->mm, pages, &remote, local, total, dir);
+		done = knemlike_copy_chunk(region, pages, &remote, local, total, dir);
 		if (done < 0) {
 			err = done;
 			break;

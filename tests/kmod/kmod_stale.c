@@ -10,9 +10,7 @@
 #include "kl.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -122,29 +120,37 @@ struct racing_copy {
     uint8_t *dst;
     size_t len;
     int rc;
-    double end;
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void *racing_copy_run(void *arg)
 {
     struct racing_copy *r = arg;
     r->rc = kl_copy1(r->fd, r->cookie, 0, r->dst, r->len, KNEMLIKE_COPY_FROM_REGION);
-    r->end = now();
     return NULL;
+}
+
+/* The copy fills dst in order with 0x5a: how many bytes have arrived (a binary search
+ * for the end of that prefix, read while the kernel may still be writing). */
+static size_t arrived(const volatile uint8_t *dst, size_t len)
+{
+    size_t lo = 0, hi = len; /* dst[0, lo) arrived; dst[hi, len) has not */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (0x5a == dst[mid]) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
 }
 
 static void test_destroy_stops_a_running_copy(int fd)
 {
     SECTION("DESTROY stops a copy already running: at most its current chunk still moves");
-    /* The module pins and copies 32 pages at a time (KNEMLIKE_CHUNK_PAGES). */
-    const size_t chunk = 32 * 4096;
+    /* The module pins and copies 32 pages at a time (KNEMLIKE_CHUNK_PAGES); allow the
+     * chunk under way and the one a copy may have pinned just before the mark. */
+    const size_t slack = 2 * 32 * 4096;
     for (size_t len = 64 << 20; len <= 512 << 20; len *= 2) {
         uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -153,43 +159,31 @@ static void test_destroy_stops_a_running_copy(int fd)
             return;
         }
         memset(src, 0x5a, len);
-        memset(dst, 0, len); /* both resident: the copy's time is the copy's */
+        memset(dst, 0, len); /* resident: the copy's time is the copy's */
         struct racing_copy r = {.fd = fd, .dst = dst, .len = len, .rc = -1};
         CHECK_ERR(kl_create1(fd, src, len, KNEMLIKE_PROT_READ, 0, &r.cookie), 0, "create");
         pthread_t t;
-        double start = now();
         CHECK(0 == pthread_create(&t, NULL, racing_copy_run, &r), "pthread_create");
         usleep(20000);
         CHECK_ERR(kl_destroy(fd, r.cookie), 0, "destroy during the copy");
-        double destroyed = now();
+        size_t at_destroy = arrived(dst, len);
         pthread_join(t, NULL);
-        double per_chunk = (r.end - start) * chunk / len;
-        /* The copy moves the region in order: how far did it get? */
-        bool began = 0x5a == dst[0], ended = 0x5a == dst[len - 1];
+        size_t at_end = arrived(dst, len);
         munmap(src, len);
         munmap(dst, len);
-        if (-ENOENT == r.rc && !began) {
-            continue; /* DESTROY came before the copy's lookup: not the case under test */
+        if (0 == at_end || len - at_destroy <= slack) {
+            continue; /* not under way when DESTROY returned (not begun, or ending) */
         }
-        if (-ENOENT == r.rc) {
-            printf("  the copy of %zu MiB stopped %.1f ms after DESTROY returned\n", len >> 20,
-                   1e3 * (r.end - destroyed));
-            CHECK(!ended, "the copy failed, yet its last byte arrived");
-            CHECK(r.end - destroyed < 1.0 + 8 * per_chunk, "it took %.3f s to stop",
-                  r.end - destroyed);
-            return;
-        }
-        CHECK(0 == r.rc, "the copy failed with %s, not ENOENT", kl_errno_name(-r.rc));
-        /* It succeeded: fine only if it was done, or in its last chunks, by then. */
-        CHECK(r.end - destroyed < 4 * per_chunk,
-              "the copy of %zu MiB ran on for %.1f ms (%.0f chunks) after DESTROY returned",
-              len >> 20, 1e3 * (r.end - destroyed), (r.end - destroyed) / per_chunk);
-        if (r.end - destroyed >= 4 * per_chunk) {
-            return;
-        }
-        /* The copy was over before DESTROY: try a longer one. */
+        printf("  DESTROY returned with %zu of %zu MiB copied; the copy ended with %zu KiB "
+               "more, status %s\n", at_destroy >> 20, len >> 20, (at_end - at_destroy) >> 10,
+               r.rc ? kl_errno_name(-r.rc) : "0");
+        CHECK(-ENOENT == r.rc, "the copy went on after DESTROY: status %s, not ENOENT",
+              r.rc ? kl_errno_name(-r.rc) : "0 (success)");
+        CHECK(at_end - at_destroy <= slack, "%zu KiB arrived after DESTROY returned",
+              (at_end - at_destroy) >> 10);
+        return;
     }
-    CHECK(0, "no copy up to 512 MiB was under way at DESTROY: nothing was tested");
+    CHECK(0, "no copy up to 512 MiB was under way when DESTROY returned: nothing was tested");
 }
 
 int main(void)

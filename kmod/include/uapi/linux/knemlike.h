@@ -15,8 +15,9 @@
  *           max_region_mb
  *   EMFILE  this open file already holds max_regions_per_file regions (or the
  *           module's 2^24 - 1 region slots are all taken)
- *   ENOENT  no such region: unknown cookie, wrong generation, destroyed, closed, used
- *           up (single-use), or created through another open file (DESTROY)
+ *   ENOENT  no such region: unknown cookie, destroyed, closed, used up (single-use),
+ *           or created through another open file (DESTROY); a copy under way when its
+ *           region is destroyed or closed stops with it (part of the data moved)
  *   EPERM   the region belongs to another user and was not created KNEMLIKE_FLAG_ANY_USER
  *   EACCES  the region's protection forbids this direction
  *   ERANGE  offset + length runs past the end of the region
