@@ -6,7 +6,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${SMX_BUILD:-$top/build}
 vm=$top/tests/vm/run-in-vm
 out=$(mktemp -d "${TMPDIR:-/tmp}/smx-vm-runner.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -17,63 +16,74 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# run NAME ARGS...: run-in-vm ARGS, output in $out/NAME.log; sets rc and boots.
+# run NAME ARGS...: run-in-vm ARGS, output in $out/NAME.log; sets rc, boots and
+# reboots (the boots after an early panic, which run-in-vm announces).
 run() {
 	local name=$1
 	shift
 	rc=0
 	(cd "$top" && "$vm" --no-module "$@") >"$out/$name.log" 2>&1 || rc=$?
 	boots=$(grep -c '^\[run-in-vm [0-9:]*\] booting ' "$out/$name.log" || true)
+	reboots=$(grep -c 'before /init: booting again' "$out/$name.log" || true)
 	echo "== $name: status $rc, $boots boot(s)"
 }
 
-expect() { # expect NAME STATUS BOOTS
-	if [ "$rc" != "$2" ] || [ "$boots" != "$3" ]; then
-		fail "$1: expected status $2 after $3 boot(s), got $rc after $boots"
+# expect NAME STATUS [BOOTS]: that status, and no boot but those announced as reboots
+# after an early panic (which a 2-CPU TCG boot may give now and then), or exactly BOOTS.
+expect() {
+	local want_boots=${3:-$((reboots + 1))}
+	if [ "$rc" != "$2" ] || [ "$boots" != "$want_boots" ] || [ "$boots" != $((reboots + 1)) ]; then
+		fail "$1: expected status $2 after $want_boots boot(s), got $rc after $boots" \
+			"($reboots announced as reboots)"
 		tail -n 20 "$out/$1.log"
 	fi
 }
 
 run status sh -c 'exit 7'
-expect status 7 1
+expect status 7
 
 run output sh -c 'echo "guest says $((6 * 7))"; echo "on stderr" >&2'
-expect output 0 1
+expect output 0
 grep -qx 'guest says 42' "$out/output.log" || fail "output: the guest's stdout did not come back"
 grep -qx 'on stderr' "$out/output.log" || fail "output: the guest's stderr did not come back"
 
 # A panic once the command runs is the command's doing: reported, never booted again.
 run late-panic sh -c 'echo c >/proc/sysrq-trigger; sleep 30'
-expect late-panic 125 1
+expect late-panic 125
 grep -q "kernel panicked (see above)" "$out/late-panic.log" ||
 	fail "late-panic: run-in-vm did not say that the kernel panicked"
+awk '/sysrq triggered crash/ { crashed = 1 } crashed && /\] booting / { again = 1 }
+	END { exit !(crashed && !again) }' "$out/late-panic.log" ||
+	fail "late-panic: want the sysrq panic on the console, and no boot after it"
 
 # A kernel that runs out of memory while it boots panics before /init: booted 3 times.
 run early-panic --append mem=20M true
 expect early-panic 125 3
-[ "$(grep -c 'before /init: booting again' "$out/early-panic.log" || true)" = 2 ] ||
-	fail "early-panic: expected two 'booting again' lines"
 
-run timeout --timeout 8 sleep 120
-expect timeout 124 1
-grep -q 'did not finish within 8 s' "$out/timeout.log" || fail "timeout: no explanation"
+run timeout --timeout 20 sleep 300
+expect timeout 124
+grep -q 'did not finish within 20 s' "$out/timeout.log" || fail "timeout: no explanation"
 
-# The SMX_BUILD that another checkout's env.sh exports (with its SMX_TOP) is not ours.
+# The SMX_BUILD that another checkout's env.sh exports (with its SMX_TOP) is not ours:
+# a copy of this checkout's scripts in a tree of its own, with a build of its own.
+mine=$out/this-checkout
 other=$out/other-checkout
-got=$(cd "$out" && env SMX_TOP="$other" SMX_BUILD="$other/build" \
-	bash -c '. "$1/contrib/env.sh" && echo "$SMX_BUILD"' env-test "$top" 2>/dev/null) ||
-	fail "env.sh: sourcing it failed"
-[ "$got" = "$top/build" ] || fail "env.sh: SMX_BUILD is '$got', not '$top/build'"
-got=$(cd "$out" && env SMX_TOP="$other" SMX_BUILD="$other/build" \
-	bash -c '. "$1/contrib/lib.sh" && echo "$SMX_BUILD"' lib-test "$top" 2>"$out/lib.err") ||
-	fail "lib.sh: sourcing it failed"
-[ "$got" = "$top/build" ] || fail "lib.sh: SMX_BUILD is '$got', not '$top/build'"
+mkdir -p "$mine/contrib" "$mine/build"
+cp "$top/contrib/env.sh" "$top/contrib/lib.sh" "$mine/contrib/"
+printf 'SMX_OMPI_PREFIX=%s\nSMX_VM_KERNEL_DIR=\nSMX_CACHE=%s\n' "$mine/prefix" "$mine/cache" \
+	>"$mine/build/env.local"
+sourced() { # sourced SCRIPT SMX_TOP SMX_BUILD: the SMX_BUILD the script leaves
+	(cd "$out" && env SMX_TOP="$2" SMX_BUILD="$3" \
+		bash -c '. "$1" && echo "$SMX_BUILD"' sourced "$mine/contrib/$1")
+}
+got=$(sourced env.sh "$other" "$other/build" 2>/dev/null) || fail "env.sh: sourcing it failed"
+[ "$got" = "$mine/build" ] || fail "env.sh: SMX_BUILD is '$got', not '$mine/build'"
+got=$(sourced lib.sh "$other" "$other/build" 2>"$out/lib.err") || fail "lib.sh: sourcing it failed"
+[ "$got" = "$mine/build" ] || fail "lib.sh: SMX_BUILD is '$got', not '$mine/build'"
 grep -q "ignoring SMX_BUILD=$other/build" "$out/lib.err" || fail "lib.sh: no word of the override"
 # This checkout's own SMX_BUILD (a build elsewhere) is kept.
-got=$(cd "$out" && env SMX_TOP="$top" SMX_BUILD="$build" \
-	bash -c '. "$1/contrib/lib.sh" && echo "$SMX_BUILD"' lib-test "$top" 2>/dev/null) ||
-	fail "lib.sh: sourcing it failed"
-[ "$got" = "$build" ] || fail "lib.sh: its own SMX_BUILD became '$got'"
+got=$(sourced lib.sh "$mine" "$out/elsewhere" 2>/dev/null) || fail "lib.sh: sourcing it failed"
+[ "$got" = "$out/elsewhere" ] || fail "lib.sh: its own SMX_BUILD became '$got'"
 
 if [ "$failures" != 0 ]; then
 	echo "$failures failure(s)"
