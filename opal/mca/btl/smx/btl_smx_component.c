@@ -392,8 +392,7 @@ static bool smx_parameters_valid(void)
         return smx_refuse("btl_smx_frag_size", value, "1024 to 1048576");
     }
     /* One ring's size is a 32-bit field of the segment header. */
-    uint64_t slot_bytes = (sizeof(struct smx_slot_header) + (uint64_t) c->frag_size
-                           + SMX_CACHE_LINE - 1) & ~(uint64_t) (SMX_CACHE_LINE - 1);
+    uint64_t slot_bytes = smx_slot_bytes((uint64_t) c->frag_size);
     if (sizeof(struct smx_ring) + slot_bytes * (uint64_t) c->ring_slots > UINT32_MAX) {
         int most = 2;
         while (sizeof(struct smx_ring) + slot_bytes * (uint64_t) most * 2 <= UINT32_MAX) {
@@ -519,17 +518,6 @@ static mca_btl_smx_module_t *smx_module_create(int cls)
     return module;
 }
 
-/* How many locality classes occur here: one module each. */
-static int smx_count_present(const int present[SMX_CLASS_COUNT])
-{
-    int n = 0;
-
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        n += 0 != present[cls];
-    }
-    return n;
-}
-
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,
                                                   bool enable_mpi_threads)
 {
@@ -590,19 +578,20 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     }
     c->num_modules = 0;
     c->modules_finalized = 0;
+    bool created = true;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         if (!present[cls]) {
             continue;
         }
         c->modules[cls] = smx_module_create(cls);
         if (NULL == c->modules[cls]) {
+            created = false;
             break;
         }
         modules[c->num_modules++] = &c->modules[cls]->super;
     }
     /* Peers learn of my segment only once nothing here can fail any more. */
-    if (c->num_modules != smx_count_present(present)
-        || OPAL_SUCCESS != mca_btl_smx_segment_publish()) {
+    if (!created || OPAL_SUCCESS != mca_btl_smx_segment_publish()) {
         for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
             free(c->modules[cls]);
             c->modules[cls] = NULL;

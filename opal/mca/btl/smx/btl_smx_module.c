@@ -63,10 +63,9 @@ OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_constr
 static size_t smx_ring_bytes(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    size_t slot = (sizeof(struct smx_slot_header) + (size_t) c->frag_size + SMX_CACHE_LINE - 1)
-                  & ~(size_t) (SMX_CACHE_LINE - 1);
 
-    return sizeof(struct smx_ring) + slot * (size_t) c->ring_slots;
+    return sizeof(struct smx_ring) + (size_t) smx_slot_bytes((uint64_t) c->frag_size)
+                                         * (size_t) c->ring_slots;
 }
 
 /*

@@ -52,6 +52,14 @@ struct smx_ring {
     uint8_t pad1[SMX_CACHE_LINE - 8];
 };
 
+/* Bytes of one slot holding fragments of frag_size bytes: header and payload, in whole
+ * cache lines. */
+static inline uint64_t smx_slot_bytes(uint64_t frag_size)
+{
+    return (sizeof(struct smx_slot_header) + frag_size + SMX_CACHE_LINE - 1)
+           & ~(uint64_t) (SMX_CACHE_LINE - 1);
+}
+
 struct smx_segment_header {
     uint64_t magic;
     uint32_t num_local;
