@@ -50,7 +50,12 @@ smx_need_packages() {
 		smx_apt update >/dev/null
 		mkdir -p "$SMX_CACHE" && touch "$SMX_CACHE/.apt-updated"
 	fi
-	smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+	smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null && return 0
+	# The stamp lives in the cache, not beside the lists it speaks of: a cache carried to
+	# a new machine says "updated" where apt has never been. Once more, with fresh lists.
+	smx_log "apt-get install failed; updating the package lists and trying again"
+	smx_apt update >/dev/null && mkdir -p "$SMX_CACHE" && touch "$SMX_CACHE/.apt-updated" &&
+		smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null ||
 		smx_die "apt-get install failed for: ${missing[*]}"
 }
 

@@ -33,16 +33,26 @@ for arg in "$@"; do
 	--with-ompi=*) OMPI_PREFIX=${arg#*=} ;;
 	--no-vm) WANT_VM=0 ;;
 	--no-build) WANT_BUILD=0 ;;
-	--jobs=*) JOBS=${arg#*=} ;;
+	--jobs=*) JOBS=${arg#*=}
+		[[ $JOBS =~ ^[1-9][0-9]{0,3}$ ]] || smx_die "--jobs wants a number of jobs (1-9999), not '$JOBS'" ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; smx_die "unknown option '$arg'" ;;
 	esac
 done
+if [ -n "$OMPI_PREFIX" ]; then # configure runs elsewhere, and env.local outlives this cwd
+	OMPI_PREFIX=$(realpath -e -- "$OMPI_PREFIX") || smx_die "--with-ompi: no such directory"
+fi
 
 # Print elapsed time every 30 s while a long step runs, so a silent build is not a hung one.
 heartbeat() {
-	local what=$1 start=$SECONDS
-	while sleep 30; do
+	local what=$1 start=$SECONDS nap=
+	# (the sleep in the background: stopped with the loop, it does not hold our output
+	# open for up to 30 s more)
+	trap '[ -z "$nap" ] || kill "$nap" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 30 &
+		nap=$!
+		wait "$nap"
 		smx_log "  ... $what: $((SECONDS - start)) s"
 	done
 }
@@ -88,18 +98,34 @@ ompi_problem() {
 	done
 }
 
+# How Open MPI is configured: part of what the cache holds, recorded beside it, so that a
+# change here rebuilds it.
+OMPI_CONFIGURE_FLAGS=(--with-devel-headers --disable-mpi-fortran --with-hwloc=external
+	--with-libevent=external --without-ucx --without-ofi --disable-oshmem --disable-io-romio)
+
 build_ompi() {
 	local root="$SMX_CACHE/openmpi-$SMX_OMPI_VERSION"
-	local prefix="$root/prefix"
+	local prefix="$root/prefix" problem
 	OMPI_PREFIX=$prefix
-	if [ -f "$root/.complete" ] && [ -z "$(ompi_problem "$prefix")" ]; then
-		smx_log "Open MPI $SMX_OMPI_VERSION: cached in $prefix"
-		return
+	if [ -f "$root/.complete" ]; then
+		problem=$(ompi_problem "$prefix")
+		# (caches made before the flags were recorded were made with these)
+		[ -f "$root/.flags" ] || echo "${OMPI_CONFIGURE_FLAGS[*]}" >"$root/.flags"
+		[ -n "$problem" ] || [ "$(cat "$root/.flags")" = "${OMPI_CONFIGURE_FLAGS[*]}" ] ||
+			problem="it was configured with other flags"
+		if [ -z "$problem" ]; then
+			smx_log "Open MPI $SMX_OMPI_VERSION: cached in $prefix"
+			return
+		fi
+		smx_log "Open MPI $SMX_OMPI_VERSION: the cached build is unusable ($problem); rebuilding"
+		rm -f "$root/.complete" "$root/.installed"
 	fi
 	local src="$root/src/openmpi-$SMX_OMPI_VERSION"
-	if [ ! -f "$root/.installed" ]; then
+	# .installed without the source tree: the headers below cannot be copied, start again
+	if [ ! -f "$root/.installed" ] || [ ! -d "$src" ]; then
 		fetch_ompi_source "$root"
 		compile_ompi "$src" "$prefix" "$root"
+		echo "${OMPI_CONFIGURE_FLAGS[*]}" >"$root/.flags"
 		touch "$root/.installed"
 	fi
 	# --with-devel-headers forgets these three, yet opal_config.h includes them.
@@ -120,14 +146,21 @@ fetch_ompi_source() {
 	opts=$(smx_private_apt_update trixie deb-src)
 	mkdir -p "$root/dl"
 	if ! ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* >/dev/null 2>&1; then
+		# into a directory of its own first: an interrupted download is never taken for
+		# a whole one (apt-get checks the files against the .dsc before it succeeds)
+		rm -rf "$root/dl.part"
+		mkdir -p "$root/dl.part"
 		# shellcheck disable=SC2086
-		(cd "$root/dl" && apt-get -q $opts source --download-only \
+		(cd "$root/dl.part" && apt-get -q $opts source --download-only \
 			"openmpi=$SMX_OMPI_DEB_VERSION" >/dev/null) ||
 			smx_die "could not download openmpi=$SMX_OMPI_DEB_VERSION from Debian trixie"
+		mv "$root"/dl.part/* "$root/dl/"
+		rmdir "$root/dl.part"
 	fi
 	rm -rf "$root/src"
 	mkdir -p "$root/src"
-	tar -C "$root/src" -xf "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.*
+	tar -C "$root/src" -xf "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* ||
+		smx_die "could not unpack $(echo "$root"/dl/openmpi_*.orig.tar.*) (delete $root/dl to download it again)"
 }
 
 compile_ompi() {
@@ -136,12 +169,11 @@ compile_ompi() {
 	rm -rf "$prefix"
 	smx_log "Open MPI $SMX_OMPI_VERSION: configure (about 1.5 min on 2 cores)"
 	run_logged "configure Open MPI" "$root/configure.log" \
-		sh -c "cd '$src' && ./configure --prefix='$prefix' --with-devel-headers \
-			--disable-mpi-fortran --with-hwloc=external --with-libevent=external \
-			--without-ucx --without-ofi --disable-oshmem --disable-io-romio"
+		sh -c 'cd "$1" && shift && ./configure "$@"' sh "$src" --prefix="$prefix" \
+		"${OMPI_CONFIGURE_FLAGS[@]}"
 	smx_log "Open MPI $SMX_OMPI_VERSION: make -j$JOBS and install (about 4 min on 2 cores)"
 	run_logged "build Open MPI" "$root/make.log" \
-		sh -c "cd '$src' && make -j$JOBS && make install"
+		sh -c 'cd "$1" && make -j"$2" && make install' sh "$src" "$JOBS"
 }
 
 step_ompi() {
@@ -182,15 +214,16 @@ step_build() {
 	if [ ! -x "$SMX_TOP/configure" ] || [ "$SMX_TOP/configure.ac" -nt "$SMX_TOP/configure" ] ||
 	   [ "$SMX_TOP/configure.m4" -nt "$SMX_TOP/configure" ]; then
 		run_logged "autoreconf" "$SMX_CACHE/autoreconf.log" \
-			sh -c "cd '$SMX_TOP' && autoreconf -fi"
+			sh -c 'cd "$1" && autoreconf -fi' sh "$SMX_TOP"
 	fi
 	mkdir -p "$SMX_BUILD"
-	local want="--with-ompi=$OMPI_PREFIX${VM_KERNEL_DIR:+ --with-vm-kernel=$VM_KERNEL_DIR}"
-	if [ ! -f "$SMX_BUILD/Makefile" ] || [ "$(cat "$SMX_BUILD/.configured-with" 2>/dev/null)" != "$want" ]; then
-		# shellcheck disable=SC2086
+	local want=("--with-ompi=$OMPI_PREFIX")
+	[ -z "$VM_KERNEL_DIR" ] || want+=("--with-vm-kernel=$VM_KERNEL_DIR")
+	if [ ! -f "$SMX_BUILD/Makefile" ] ||
+	   [ "$(cat "$SMX_BUILD/.configured-with" 2>/dev/null)" != "${want[*]}" ]; then
 		run_logged "configure the project" "$SMX_BUILD/setup-configure.log" \
-			sh -c "cd '$SMX_BUILD' && '$SMX_TOP/configure' $want"
-		echo "$want" >"$SMX_BUILD/.configured-with"
+			sh -c 'cd "$1" && shift && "$@"' sh "$SMX_BUILD" "$SMX_TOP/configure" "${want[@]}"
+		echo "${want[*]}" >"$SMX_BUILD/.configured-with"
 	fi
 	run_logged "build the project" "$SMX_BUILD/setup-make.log" \
 		make -C "$SMX_BUILD" -j"$JOBS" all
@@ -203,14 +236,21 @@ write_env() {
 	mkdir -p "$SMX_BUILD"
 	{
 		echo "# written by contrib/setup.sh on $(date -u +%FT%TZ); read by contrib/env.sh"
-		echo "SMX_OMPI_PREFIX='$OMPI_PREFIX'"
-		echo "SMX_VM_KERNEL_DIR='${VM_KERNEL_DIR:-}'"
-		echo "SMX_CACHE='$SMX_CACHE'"
+		printf 'SMX_OMPI_PREFIX=%q\n' "$OMPI_PREFIX"
+		printf 'SMX_VM_KERNEL_DIR=%q\n' "${VM_KERNEL_DIR:-}"
+		printf 'SMX_CACHE=%q\n' "$SMX_CACHE"
 	} >"$SMX_BUILD/env.local"
 }
 
 VM_KERNEL_DIR=
 start=$SECONDS
+# One setup at a time per cache: two would build into, and delete, the same trees.
+mkdir -p "$SMX_CACHE"
+exec 9>"$SMX_CACHE/.setup.lock"
+if ! flock -n 9; then
+	smx_log "another contrib/setup.sh is using $SMX_CACHE; waiting for it"
+	flock 9
+fi
 step_packages
 step_ompi
 step_mpi4py

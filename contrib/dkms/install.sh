@@ -9,8 +9,18 @@ name=knemlike
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/contrib/dkms/dkms.conf")
 src=/usr/src/$name-$version
 
+uninstall=0
+case $# in
+0) ;;
+1) case $1 in
+	--uninstall) uninstall=1 ;;
+	-h | --help) sed -n '2,4s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "install.sh: unknown option '$1' (usage: install.sh [--uninstall])" >&2; exit 2 ;;
+	esac ;;
+*) echo "install.sh: one option at most (usage: install.sh [--uninstall])" >&2; exit 2 ;;
+esac
 command -v dkms >/dev/null || { echo "install.sh: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
-if [ "${1:-}" = --uninstall ]; then
+if [ "$uninstall" = 1 ]; then
 	dkms remove "$name/$version" --all || true
 	rm -rf "$src"
 	exit 0
