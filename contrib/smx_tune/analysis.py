@@ -93,36 +93,68 @@ def decide(double_pts, single_pts, eager_limit, margin=DEFAULT_MARGIN):
                     sizes, d, s_, gain)
 
 
+def _ratios(med, classes, mech, eager_limits):
+    """{(class, size): single time / double time} above each class's eager limit."""
+    out = {}
+    for cls in classes:
+        dp, sp = med.get((cls, DOUBLE), {}), med.get((cls, mech), {})
+        for size in set(dp) & set(sp):
+            if size > eager_limits[cls] and dp[size].usec > 0 and sp[size].usec > 0:
+                out[(cls, size)] = sp[size].usec / dp[size].usec
+    return out
+
+
+def _points(keys):
+    """{(class, size)} -> 'l3 (4 sizes), numa (1 size)'"""
+    counts = collections.Counter(cls for cls, _ in keys)
+    return ", ".join("%s (%d size%s)" % (c, n, "" if n == 1 else "s")
+                     for c, n in sorted(counts.items()))
+
+
 def choose_mechanism(med, classes, mechanisms, eager_limits):
     """The single-copy mechanism with the lowest geometric-mean time relative to double
-    copy over every class and size above the eager limit. Open MPI selects one smsc
-    component per job, so one mechanism serves every class. Returns (name, {name: score})
-    or (None, {}) when no mechanism has measurements."""
-    scores = {}
+    copy over the (class, size) points above the eager limits that every measured
+    mechanism has: a sweep cut short by its budget may have measured one mechanism in
+    more classes than another, and a score over other points would compare nothing. Open
+    MPI selects one smsc component per job, so one mechanism serves every class.
+    Returns (name, {name: score}, note): note says what the scores leave out, or why no
+    mechanism was chosen though several were measured (None when nothing is left out);
+    (None, {}, None) when no mechanism has measurements."""
+    ratios = {}
     for mech in mechanisms:
-        logs = []
-        for cls in classes:
-            dp, sp = med.get((cls, DOUBLE), {}), med.get((cls, mech), {})
-            for size in set(dp) & set(sp):
-                if size > eager_limits[cls] and dp[size].usec > 0 and sp[size].usec > 0:
-                    logs.append(math.log(sp[size].usec / dp[size].usec))
-        if logs:
-            scores[mech] = math.exp(statistics.mean(logs))
-    if not scores:
-        return None, {}
+        r = _ratios(med, classes, mech, eager_limits)
+        if r:
+            ratios[mech] = r
+    if not ratios:
+        return None, {}, None
+    common = set.intersection(*(set(r) for r in ratios.values()))
+    if not common:
+        return None, {}, ("no mechanism chosen: the mechanisms measured have no class and "
+                          "size above the eager limits in common (%s), so they cannot be "
+                          "compared (a sweep cut short by its budget?); every threshold is "
+                          "left at its default: resume with a larger --budget"
+                          % "; ".join("%s: %s" % (m, _points(r)) for m, r in ratios.items()))
+    scores = {m: math.exp(statistics.mean(math.log(r[k]) for k in common))
+              for m, r in ratios.items()}
+    note = None
+    if any(len(r) > len(common) for r in ratios.values()):
+        note = ("mechanisms compared only where each of %s was measured: %s; the other "
+                "points are left out of the scores" % (", ".join(ratios), _points(common)))
     return min(scores, key=lambda m: (scores[m], MECHANISMS.index(m)
-                                      if m in MECHANISMS else 99)), scores
+                                      if m in MECHANISMS else 99)), scores, note
 
 
 def tune(rows, classes, mechanisms, eager_limits, margin=DEFAULT_MARGIN):
     """Everything the parameter file needs: (mechanism, scores, {class: Decision},
-    {mechanism: {class: Decision}}, medians)."""
+    {mechanism: {class: Decision}}, medians, note); note: choose_mechanism()'s."""
+    if not (math.isfinite(margin) and 0 <= margin < 1):
+        raise ValueError("margin %r: expected 0 <= margin < 1" % margin)
     med = medians(rows)
-    mech, scores = choose_mechanism(med, classes, mechanisms, eager_limits)
+    mech, scores, note = choose_mechanism(med, classes, mechanisms, eager_limits)
     per_mech = {}
     for m in mechanisms:
         per_mech[m] = {cls: decide(med.get((cls, DOUBLE), {}), med.get((cls, m), {}),
                                    eager_limits[cls], margin)
                        for cls in classes if (cls, m) in med and (cls, DOUBLE) in med}
     chosen = per_mech.get(mech, {}) if mech else {}
-    return mech, scores, chosen, per_mech, med
+    return mech, scores, chosen, per_mech, med, note

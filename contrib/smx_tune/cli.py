@@ -102,6 +102,25 @@ def parse_classes(text):
     return names
 
 
+def check_numbers(a):
+    """The numeric options of sweep and compare, before anything runs: a bad value is bad
+    input (exit 2), not a failed benchmark. --samples, --target-mb and --off-cache take
+    smx_bench's own ranges; the budget must be a finite number of seconds (a watchdog
+    timer is set from it)."""
+    if not (math.isfinite(a.budget) and a.budget > 0):
+        raise Refusal("--budget must be a positive number of seconds, got %s" % a.budget)
+    for name, value, lo, hi in (("--reps", a.reps, 1, 1000),
+                                ("--samples", a.samples, 1, 1000),
+                                ("--target-mb", a.target_mb, 1, 65536),
+                                ("--off-cache", a.off_cache, 0, 65536)):
+        if not lo <= value <= hi:
+            raise Refusal("%s must be %d to %d, got %d" % (name, lo, hi, value))
+    margin = getattr(a, "margin", None)
+    if margin is not None and not (math.isfinite(margin) and 0 <= margin < 1):
+        raise Refusal("--margin must be at least 0 and below 1 (a fraction: 0.05 is 5%%), "
+                      "got %s" % margin)
+
+
 # ---------------------------------------------------------------- Open MPI facts
 
 def ompi_info(*args):
@@ -319,14 +338,12 @@ def confirm_pairs(launcher, pairs, same, progress):
 # ---------------------------------------------------------------- sweep
 
 def sweep(a):
+    check_numbers(a)
     clock = Clock(a.budget)
     progress = Progress()
     mechanisms = parse_mechanisms(a.mechanisms)
     classes_wanted = parse_classes(a.classes)
     sizes = parse_sizes(a.sizes)
-    if a.reps < 1 or a.samples < 1 or a.target_mb < 1 or a.off_cache < 0 or a.budget <= 0:
-        raise Refusal("--reps, --samples, --target-mb and --budget must be positive, "
-                      "--off-cache >= 0")
     settings = {"mode": a.mode, "sizes": sizes, "samples": a.samples,
                 "off_cache_mb": a.off_cache, "target_mb": a.target_mb,
                 "mechanisms": mechanisms, "classes": classes_wanted,
@@ -455,7 +472,7 @@ def write_results(a, st, state, reps_done, progress, clock):
         return 1
     classes = list(p["pairs"])
     result = analysis.tune(rows, classes, p["available"], p["eager_limits"], a.margin)
-    mech, scores, chosen, per_mech, med = result
+    mech, scores, chosen, per_mech, med, note = result
     counts = sorted({int(r["rep"]) for r in rows})
     info = {"machine": p["machine"], "topology": p["topology"],
             "date": datetime.datetime.now().isoformat(timespec="seconds") +
@@ -487,16 +504,22 @@ def write_results(a, st, state, reps_done, progress, clock):
     path = st.path("smx-tune-summary.png")
     plots.summary_figure(path, classes, mech, med, chosen, p["eager_limits"])
     pngs.append(path)
-    print("\nthresholds (single copy with %s; %d repetitions):" % (mech, len(counts)))
-    for cls in classes:
-        dec = chosen.get(cls)
-        if dec is None:
-            print("  %-8s no measurements with %s: default kept" % (cls, mech))
-        elif dec.threshold is None:
-            print("  %-8s default kept: %s" % (cls, dec.reason))
-        else:
-            print("  %-8s btl_smx_single_copy_min_%s=%d   (%s)" % (cls, cls, dec.threshold,
-                                                                  dec.reason))
+    if note:
+        print("\n" + note)
+    if mech is None:
+        print("\nno single-copy mechanism chosen: every threshold left at its default "
+              "(%d repetitions)" % len(counts))
+    else:
+        print("\nthresholds (single copy with %s; %d repetitions):" % (mech, len(counts)))
+        for cls in classes:
+            dec = chosen.get(cls)
+            if dec is None:
+                print("  %-8s no measurements with %s: default kept" % (cls, mech))
+            elif dec.threshold is None:
+                print("  %-8s default kept: %s" % (cls, dec.reason))
+            else:
+                print("  %-8s btl_smx_single_copy_min_%s=%d   (%s)"
+                      % (cls, cls, dec.threshold, dec.reason))
     print("\nparameter file: %s\nfigures: %s\nmedians: %s\n(%s elapsed)"
           % (conf, " ".join(pngs), st.path("medians.csv"), fmt_seconds(clock.elapsed())))
     return 0
@@ -533,13 +556,30 @@ def _which(prog):
 
 # ---------------------------------------------------------------- compare
 
+def check_compare_out(st):
+    """compare starts afresh in its --out, deleting the state and runs it finds there:
+    refuse a directory whose state is not a compare's (a sweep's measurements, or files
+    of unknown origin), rather than delete what cannot be measured again cheaply."""
+    present = [os.path.basename(p) for p in (st.state_path, st.runs_path, st.units_path)
+               if os.path.exists(p)]
+    if not present:
+        return
+    state = st.load_state()
+    if state is None or "compare" not in state.get("settings", {}):
+        raise Refusal("%s holds %s (%s), which compare would delete: give compare another "
+                      "--out (default smx-tune-compare)"
+                      % (st.dir, "a sweep's measurements" if state is not None else
+                         "measurements of no compare", ", ".join(present)))
+
+
 def compare(a):
+    check_numbers(a)
     clock = Clock(a.budget)
     progress = Progress()
     classes_wanted = parse_classes(a.classes)
     sizes = parse_sizes(a.sizes)
-    if a.reps < 1 or a.budget <= 0:
-        raise Refusal("--reps and --budget must be positive")
+    st = store.Store(a.out)
+    check_compare_out(st)
     try:
         values = paramfile.read_values(a.paramfile)
     except OSError as e:
@@ -568,7 +608,7 @@ def compare(a):
                 raise Refusal("Open MPI did not apply %s for class %s: btl/smx reports %s, "
                               "the file says single copy from %s" % (pfile, cls, got, want))
         expect[cls] = got[0][1] if got else None
-    st = store.Store(a.out)
+    check_compare_out(st)  # again: a sweep may have started there meanwhile
     for p in (st.state_path, st.runs_path, st.units_path):
         if os.path.exists(p):
             os.remove(p)

@@ -32,7 +32,7 @@ def read_values(path):
 
 def render(info, result):
     """The file's text. info: machine/run facts (dict); result: analysis.tune()'s tuple."""
-    mech, scores, chosen, per_mech, med = result
+    mech, scores, chosen, per_mech, med, note = result
     out = ["# Open MPI MCA parameters for btl/smx, measured on this node by contrib/smx-tune.",
            "#",
            "# Use: mpirun --tune THIS_FILE --mca btl smx,self ...",
@@ -51,6 +51,8 @@ def render(info, result):
         out.append("#   single-copy time / double-copy time above the eager limits "
                    "(geometric mean): " + ", ".join("%s %.2f" % (m, s)
                                                     for m, s in sorted(scores.items())))
+    if note:
+        out.append("# mechanism:  " + note)
     out.append("#")
     for cls, pair in info["pairs"].items():
         eager = info["eager_limits"][cls]
@@ -61,7 +63,8 @@ def render(info, result):
         dbl = med.get((cls, analysis.DOUBLE), {})
         sgl = med.get((cls, mech), {}) if mech else {}
         if dbl or sgl:
-            out.append("#   %8s %12s %12s %9s %5s" % ("bytes", "double us", "%s us" % mech,
+            out.append("#   %8s %12s %12s %9s %5s" % ("bytes", "double us",
+                                                    "%s us" % (mech or "single"),
                                                     "speedup", "runs"))
             for size in sorted(set(dbl) | set(sgl)):
                 d, s = dbl.get(size), sgl.get(size)
@@ -70,7 +73,10 @@ def render(info, result):
                     "%.2f" % s.usec if s else "-",
                     "%.2fx" % (d.usec / s.usec) if d and s and s.usec > 0 else "-",
                     "%d/%d" % (d.n if d else 0, s.n if s else 0)))
-        if dec is None:
+        if dec is None and mech is None and note:
+            out.append("#   no mechanism chosen (see above): btl_smx_single_copy_min_%s left "
+                       "at its default" % cls)
+        elif dec is None:
             out.append("#   no %s measurements: btl_smx_single_copy_min_%s left at its "
                        "default" % ("single-copy" if dbl else "complete", cls))
         elif dec.threshold is None:

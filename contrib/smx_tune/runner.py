@@ -82,14 +82,25 @@ class Launcher:
         return cmd
 
     def _run(self, cmd, timeout):
-        try:
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, timeout=timeout, errors="replace")
-        except FileNotFoundError:
-            raise RunError("%s not found: source contrib/env.sh first" % cmd[0])
-        except subprocess.TimeoutExpired:
-            raise RunError("no answer within %d s: %s" % (timeout, " ".join(cmd)))
-        return p.returncode, p.stdout
+        """(exit status, stdout and stderr together) of a probe job. Past `timeout` seconds
+        the job is stopped politely (stop(): mpirun must get the chance to end its ranks)
+        and RunError raised. The output goes to a file, so a full pipe cannot hold up a job
+        that is being stopped."""
+        with tempfile.TemporaryFile(mode="w+", errors="replace") as out:
+            try:
+                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            except FileNotFoundError:
+                raise RunError("%s not found: source contrib/env.sh first" % cmd[0])
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                stop(proc)
+                raise RunError("no answer within %d s (stopped): %s" % (timeout, " ".join(cmd)))
+            except BaseException:
+                stop(proc)
+                raise
+            out.seek(0)
+            return proc.returncode, out.read()
 
     def check_binding(self, pair, same_core=False, timeout=60):
         """Raise RunError unless rank 0 runs on pair[0] and rank 1 on pair[1] only."""

@@ -1,8 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Unit tests of run-bench's parsing, medians and ratios (python3 -m unittest)."""
+"""Unit tests of run-bench's parsing, medians and ratios, its input checks and how it runs
+a job (fake launchers: no MPI job runs here) (python3 -m unittest)."""
+import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import os
+import shutil
+import sys
+import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,12 +49,42 @@ class Summarize(unittest.TestCase):
         self.assertEqual({}, rows[0][2])
 
 
+HEADER = "# smx_bench mode=pingpong\nmode,bytes,iters,usec,mbps\n"
+SHM_WARNING = ("btl:smx: /dev/shm has room for this process's segment, not for those of "
+               "every process on this node")
+
+
 class ParseBenchCsv(unittest.TestCase):
     def test_comments_are_skipped_and_fields_typed(self):
-        text = "# smx_bench mode=pingpong\nmode,bytes,iters,usec,mbps\npingpong,4096,10,2.5,1638.4\n"
+        text = HEADER + "pingpong,4096,10,2.5,1638.4\n"
         rows = rb.parse_bench_csv(text)
         self.assertEqual([{"mode": "pingpong", "bytes": 4096, "iters": 10, "usec": 2.5,
                            "mbps": 1638.4}], rows)
+
+    def test_a_warning_line_is_a_clear_error_not_a_traceback(self):
+        for text in (SHM_WARNING + "\n" + HEADER + "pingpong,0,10,1.0,0.0\n",
+                     HEADER + "pingpong,0,10,1.0,0.0\n" + SHM_WARNING + "\n"):
+            with self.assertRaisesRegex(rb.BenchOutputError, "/dev/shm"):
+                rb.parse_bench_csv(text, "pingpong")
+
+    def test_rows_must_have_the_mode_asked_for_and_numbers(self):
+        with self.assertRaisesRegex(rb.BenchOutputError, "mode 'bw', not 'pingpong'"):
+            rb.parse_bench_csv(HEADER + "bw,4096,10,2.5,1638.4\n", "pingpong")
+        with self.assertRaisesRegex(rb.BenchOutputError, "not numbers"):
+            rb.parse_bench_csv(HEADER + "pingpong,4096,10,fast,1638.4\n", "pingpong")
+        with self.assertRaisesRegex(rb.BenchOutputError, "out of range"):
+            rb.parse_bench_csv(HEADER + "pingpong,4096,10,nan,1638.4\n", "pingpong")
+        with self.assertRaisesRegex(rb.BenchOutputError, "fields"):
+            rb.parse_bench_csv(HEADER + "pingpong,4096,10\n", "pingpong")
+
+    def test_no_rows_is_an_error(self):
+        with self.assertRaisesRegex(rb.BenchOutputError, "no CSV output"):
+            rb.parse_bench_csv("")
+        with self.assertRaisesRegex(rb.BenchOutputError, "no rows"):
+            rb.parse_bench_csv(HEADER)
+
+    def test_stderr_is_shown_with_the_configuration_label(self):
+        self.assertEqual("[smx-cma] a\n[smx-cma] b\n", rb.prefixed("smx-cma", "a\n\nb"))
 
 
 class Presets(unittest.TestCase):
@@ -56,6 +93,121 @@ class Presets(unittest.TestCase):
         self.assertIn("sm-cma", presets)
         self.assertIn("--mca btl sm,self", presets["sm-cma"])
         self.assertIn("--mca smsc ^", presets["sm-nosc"])
+
+
+def fake_job(body):
+    """argv of a Python job running body (a job that stands for mpirun)."""
+    return [sys.executable, "-c", "import signal, sys, time\n" + body]
+
+
+# a job that writes the CSV, a warning on stderr, then waits; SIGINT ends it and says so
+SLOW = """
+print("mode,bytes,iters,usec,mbps", flush=True)
+def on_int(signum, frame):
+    print("stopped by SIGINT", file=sys.stderr, flush=True)
+    sys.exit(1)
+signal.signal(signal.SIGINT, on_int)
+time.sleep(60)
+"""
+
+
+class RunJob(unittest.TestCase):
+    def test_stderr_is_kept_apart_from_the_csv(self):
+        rc, out, err = rb.run_job(fake_job(
+            "print(%r, file=sys.stderr)\nprint(%r)" % (SHM_WARNING, HEADER.strip() +
+                                                     "\npingpong,0,10,1.0,0.0")), 30)
+        self.assertEqual(0, rc)
+        self.assertIn("/dev/shm", err)
+        self.assertEqual(1, len(rb.parse_bench_csv(out, "pingpong")))
+
+    def test_a_job_past_its_timeout_is_stopped_with_sigint_first(self):
+        t0 = time.monotonic()
+        with self.assertRaises(rb.JobTimeout) as cm:
+            rb.run_job(fake_job(SLOW), 1)
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertIn("stopped by SIGINT", cm.exception.stderr)
+        self.assertIn("mode,bytes", cm.exception.stdout)
+
+
+class JobCommand(unittest.TestCase):
+    def args(self, np):
+        return rb.argparse.Namespace(mpirun="mpirun", np=np, bind="core", bench="smx_bench",
+                                     mode="pingpong", sizes="0", off_cache=64, samples=3)
+
+    def test_more_ranks_than_usable_cpus_are_not_bound_and_oversubscribe(self):
+        cmd = rb.job_command(self.args(4), "a", "--mca btl sm,self", {}, {}, 2)
+        self.assertEqual("none", cmd[cmd.index("--bind-to") + 1])
+        self.assertIn("--oversubscribe", cmd)
+        cmd = rb.job_command(self.args(2), "a", "", {"a": "/x/mpiexec"}, {"a": "/x/b"}, 2)
+        self.assertEqual(["/x/mpiexec", "-np", "2", "--bind-to", "core", "/x/b"], cmd[:6])
+
+
+class Main(unittest.TestCase):
+    """run-bench end to end with a fake launcher (--launcher/--binary: no Open MPI check,
+    no build: --bench names a file newer than the sources)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.bench = os.path.join(self.tmp, "smx_bench")
+        with open(self.bench, "w"):
+            pass
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def launcher(self, body):
+        path = os.path.join(self.tmp, "fake-mpirun")
+        with open(path, "w") as f:
+            f.write("#!%s\nimport signal, sys, time\n%s" % (sys.executable, body))
+        os.chmod(path, 0o755)
+        return path
+
+    def main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rb.main(list(argv))
+            except SystemExit as e:
+                code = e.code
+        return code, out.getvalue(), err.getvalue()
+
+    def fake(self, body, *extra):
+        return self.main("--config", "fake=", "--launcher", "fake=" + self.launcher(body),
+                         "--binary", "fake=/bin/true", "--bench", self.bench, "--sizes", "0,4K",
+                         "--reps", "1", "--samples", "1", *extra)
+
+    def test_warnings_of_a_run_that_worked_are_shown_and_the_run_kept(self):
+        code, out, err = self.fake("print(%r, file=sys.stderr)\nprint(%r)"
+                                   % (SHM_WARNING, HEADER + "pingpong,0,10,1.0,0.0\n"
+                                      "pingpong,4096,10,2.0,2048.0"))
+        self.assertEqual(0, code, err)
+        self.assertIn("[fake] " + SHM_WARNING, err)
+        self.assertRegex(out, r"(?m)^\s+4K\s+2\.00\s")
+
+    def test_output_that_is_not_the_csv_names_the_configuration(self):
+        code, _, err = self.fake("print(%r)" % (HEADER + "bw,0,10,1.0,0.0"))
+        self.assertIn("configuration 'fake': its output is not smx_bench's CSV", str(code))
+
+    def test_a_timeout_stops_the_job_and_names_the_configuration(self):
+        code, _, err = self.fake(SLOW, "--timeout", "1")
+        self.assertIn("configuration 'fake' ran past --timeout 1 s", str(code))
+        self.assertIn("[fake] stopped by SIGINT", err)
+
+    def test_bad_input_is_an_argument_error(self):
+        cases = [(("--launcher", "X"), "--launcher wants LABEL=PATH, got 'X'"),
+                 (("--binary", "X"), "--binary wants LABEL=PATH, got 'X'"),
+                 (("--binary", "y=/bin/true"), "--binary for unknown configuration 'y'"),
+                 (("--samples", "0"), "--samples must be 1 to 1000, got 0"),
+                 (("--timeout", "0"), "--timeout must be 1 to 86400, got 0"),
+                 (("--reps", "0"), "--reps must be 1 to 1000, got 0"),
+                 (("--np", "1"), "--np must be 2 to 4096, got 1"),
+                 (("--off-cache", "-1"), "--off-cache must be 0 to 65536, got -1"),
+                 (("--off-cache", "70000"), "--off-cache must be 0 to 65536, got 70000")]
+        for extra, message in cases:
+            code, _, err = self.main("--config", "x=", "--bench", self.bench, *extra)
+            self.assertEqual(2, code, extra)
+            self.assertIn(message, err)
 
 
 if __name__ == "__main__":

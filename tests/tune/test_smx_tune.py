@@ -11,13 +11,14 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "contrib"))
 
-from smx_tune import analysis, cli, paramfile, plots, store, topology  # noqa: E402
+from smx_tune import analysis, cli, paramfile, plots, runner, store, topology  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KIB = 1024
@@ -97,8 +98,9 @@ class StepFit(unittest.TestCase):
 class Mechanisms(unittest.TestCase):
     def test_the_faster_mechanism_is_chosen_and_an_unmeasured_one_is_ignored(self):
         rows = recording("knemlike-and-cma.csv")
-        mech, scores, chosen, per_mech, _ = analysis.tune(
+        mech, scores, chosen, per_mech, _, note = analysis.tune(
             rows, ["numa"], ["cma", "knemlike", "xpmem"], {"numa": 4096})
+        self.assertIsNone(note)
         self.assertEqual(mech, "knemlike")
         self.assertLess(scores["knemlike"], scores["cma"])
         self.assertNotIn("xpmem", scores)
@@ -108,16 +110,58 @@ class Mechanisms(unittest.TestCase):
 
     def test_a_missing_mechanism_leaves_the_other_one_in_charge(self):
         rows = [r for r in recording("knemlike-and-cma.csv") if r["protocol"] != "knemlike"]
-        mech, _, chosen, _, _ = analysis.tune(rows, ["numa"], ["knemlike", "cma"],
-                                              {"numa": 4096})
+        mech, _, chosen, _, _, _ = analysis.tune(rows, ["numa"], ["knemlike", "cma"],
+                                                 {"numa": 4096})
         self.assertEqual(mech, "cma")
         self.assertEqual(chosen["numa"].threshold, 64 * KIB)
 
     def test_no_mechanism_measured_gives_no_decision(self):
         rows = [r for r in recording("never-cross.csv") if r["protocol"] == "double"]
-        mech, scores, chosen, _, _ = analysis.tune(rows, ["l3"], ["cma"], {"l3": 34816})
+        mech, scores, chosen, _, _, note = analysis.tune(rows, ["l3"], ["cma"], {"l3": 34816})
         self.assertIsNone(mech)
         self.assertEqual(chosen, {})
+        self.assertIsNone(note)
+
+    def test_mechanisms_are_scored_only_where_all_were_measured(self):
+        # the budget ran out after class a: knemlike has a only, cma has a and b. cma is
+        # faster at every point both have; its poor showing in b must not hand the choice
+        # to knemlike
+        rows = budget_cut_rows({"a": {"cma": 4.0, "knemlike": 5.0}, "b": {"cma": 9.0}})
+        mech, scores, _, _, _, note = analysis.tune(rows, ["a", "b"], ["cma", "knemlike"],
+                                                    {"a": 4096, "b": 4096})
+        self.assertEqual(mech, "cma")
+        self.assertAlmostEqual(scores["cma"], 0.4)
+        self.assertAlmostEqual(scores["knemlike"], 0.5)
+        self.assertIn("compared only where each of cma, knemlike was measured: a (2 sizes)",
+                      note)
+
+    def test_mechanisms_measured_at_no_common_point_choose_nothing(self):
+        rows = budget_cut_rows({"a": {"cma": 4.0}, "b": {"knemlike": 5.0}})
+        mech, scores, chosen, per_mech, _, note = analysis.tune(
+            rows, ["a", "b"], ["cma", "knemlike"], {"a": 4096, "b": 4096})
+        self.assertIsNone(mech)
+        self.assertEqual((scores, chosen), ({}, {}))
+        self.assertIn("no mechanism chosen", note)
+        self.assertIn("cma: a (2 sizes); knemlike: b (2 sizes)", note)
+        self.assertEqual(per_mech["cma"]["a"].threshold, 8 * KIB)  # still worked out
+
+    def test_a_margin_outside_0_to_1_is_refused(self):
+        rows = recording("never-cross.csv")
+        for margin in (-0.1, 1.0, float("nan"), float("inf")):
+            with self.assertRaises(ValueError):
+                analysis.tune(rows, ["l3"], ["cma"], {"l3": 34816}, margin)
+
+
+def budget_cut_rows(times):
+    """runs.csv rows: per class, double copy at 10 us and each mechanism at the time given,
+    at 8K and 16K (above an eager limit of 4K), one repetition."""
+    rows = []
+    for cls, mechs in times.items():
+        for proto, usec in [("double", 10.0)] + sorted(mechs.items()):
+            for size in (8 * KIB, 16 * KIB):
+                rows.append({"class": cls, "protocol": proto, "rep": "0", "bytes": str(size),
+                             "usec": str(usec), "mbps": str(size / usec)})
+    return rows
 
 
 def info_for(pairs, eager, available=1, absent=()):
@@ -168,6 +212,25 @@ class ParameterFile(unittest.TestCase):
         _, values = self.render(rows, ["numa"], ["cma"], {"numa": 4096}, 1)
         self.assertNotIn("smsc", values)
 
+    def test_no_mechanism_chosen_writes_no_value_and_says_why(self):
+        rows = budget_cut_rows({"numa": {"cma": 4.0}, "l3": {"knemlike": 5.0}})
+        text, values = self.render(rows, ["numa", "l3"], ["cma", "knemlike"],
+                                   {"numa": 4096, "l3": 4096}, 2)
+        self.assertEqual(values, {})
+        self.assertIn("# mechanism:  no mechanism chosen: the mechanisms measured have no "
+                      "class and size above the eager limits in common", text)
+        self.assertIn("no mechanism chosen (see above): btl_smx_single_copy_min_l3 left at "
+                      "its default", text)
+        self.assertIn("(with cma instead: single copy", text)
+
+    def test_a_partial_comparison_is_noted_in_the_header(self):
+        rows = budget_cut_rows({"numa": {"cma": 4.0, "knemlike": 5.0}, "l3": {"cma": 9.0}})
+        text, values = self.render(rows, ["numa", "l3"], ["cma", "knemlike"],
+                                   {"numa": 4096, "l3": 4096}, 2)
+        self.assertEqual(values.get("smsc"), "cma")
+        self.assertIn("# mechanism:  mechanisms compared only where each of cma, knemlike was "
+                      "measured: numa (2 sizes)", text)
+
     def test_a_class_without_data_above_its_eager_limit_gets_no_line(self):
         rows = recording("never-cross.csv")
         text, values = self.render(rows, ["remote"], ["cma"], {"remote": 8 << 20}, 1)
@@ -199,7 +262,8 @@ class Figures(unittest.TestCase):
 
     def test_class_and_summary_figures_are_png_images(self):
         rows = recording("noisy-crossing.csv")
-        mech, _, chosen, _, med = analysis.tune(rows, ["package"], ["cma"], {"package": 4096})
+        mech, _, chosen, _, med, _ = analysis.tune(rows, ["package"], ["cma"],
+                                                   {"package": 4096})
         p1 = os.path.join(self.tmp, "c.png")
         p2 = os.path.join(self.tmp, "s.png")
         plots.class_figure(p1, "package", (0, 2), 4096, med, ["double", "cma"],
@@ -300,6 +364,64 @@ class Refusals(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("other settings", out)
 
+    def test_budget_that_is_not_a_finite_positive_number(self):
+        conf = os.path.join(self.tmp, "x.conf")
+        with open(conf, "w") as f:
+            f.write("btl_smx_single_copy_min_l3=0\n")
+        for budget in ("nan", "inf", "-inf", "0", "-5"):
+            for cmd in ((), ("compare", conf)):
+                rc, out = run_cli(*cmd, "--budget=" + budget, "--out", self.tmp)
+                self.assertEqual(rc, 2, (cmd, budget))
+                self.assertIn("--budget must be a positive number of seconds, got", out)
+        self.assertEqual(os.listdir(self.tmp), ["x.conf"])
+
+    def test_margin_outside_0_to_1(self):
+        for margin in ("-0.01", "1", "1.5", "nan", "inf"):
+            rc, out = run_cli("--margin=" + margin, "--budget", "100", "--out", self.tmp)
+            self.assertEqual(rc, 2, margin)
+            self.assertIn("--margin must be at least 0 and below 1", out)
+
+    def test_compare_checks_its_numbers_like_sweep(self):
+        conf = os.path.join(self.tmp, "x.conf")
+        with open(conf, "w") as f:
+            f.write("btl_smx_single_copy_min_l3=0\n")
+        for opt, value, message in (("--samples", "0", "--samples must be 1 to 1000"),
+                                    ("--samples", "1001", "--samples must be 1 to 1000"),
+                                    ("--target-mb", "0", "--target-mb must be 1 to 65536"),
+                                    ("--off-cache", "-1", "--off-cache must be 0 to 65536"),
+                                    ("--reps", "0", "--reps must be 1 to 1000")):
+            for cmd in ((), ("compare", conf)):
+                rc, out = run_cli(*cmd, opt + "=" + value, "--budget", "100", "--out",
+                                  self.tmp)
+                self.assertEqual(rc, 2, (cmd, opt, value))
+                self.assertIn("refused: " + message, out)
+
+    def test_compare_does_not_delete_a_sweeps_measurements(self):
+        conf = os.path.join(self.tmp, "smx-tuned.conf")
+        with open(conf, "w") as f:
+            f.write("btl_smx_single_copy_min_l3=0\n")
+        st = store.Store(self.tmp)
+        st.save_state({"settings": {"sizes": [4096]}, "plan": {"host": "x"}})
+        st.add("a", "l3", "double", 0, [{"bytes": 4096, "iters": 10, "usec": 1.5,
+                                         "mbps": 2730.0}], 1.0, "t")
+        before = sorted(os.listdir(self.tmp))
+        rc, out = run_cli("compare", conf, "--budget", "100", "--out", self.tmp)
+        self.assertEqual(rc, 2)
+        self.assertIn("holds a sweep's measurements (state.json, runs.csv, units.csv), which "
+                      "compare would delete", out)
+        self.assertEqual(sorted(os.listdir(self.tmp)), before)
+        # runs without a state (not a compare's either) are refused as well
+        os.remove(st.state_path)
+        with self.assertRaisesRegex(cli.Refusal, "measurements of no compare"):
+            cli.check_compare_out(st)
+
+    def test_compare_may_start_over_in_its_own_directory(self):
+        st = store.Store(self.tmp)
+        cli.check_compare_out(st)  # empty
+        st.save_state({"settings": {"compare": "/x.conf", "sizes": [4096]}, "plan": {}})
+        st.add("a", "l3", "tuned-smx", 0, [], 1.0, "t")
+        cli.check_compare_out(st)
+
     def test_compare_refuses_a_file_in_the_wrong_form(self):
         path = os.path.join(self.tmp, "x.conf")
         with open(path, "w") as f:
@@ -315,6 +437,39 @@ class Refusals(unittest.TestCase):
         self.assertIn("l3: CPUs 0,1, package: CPUs 0,2, remote: CPUs 0,4", out)
         self.assertIn("class l2: not on this machine", out)
         self.assertEqual(os.listdir(self.tmp), [])
+
+
+class Runner(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_a_probe_past_its_timeout_is_stopped_with_sigint_not_killed(self):
+        # stands for mpirun: SIGINT is what lets it end its ranks
+        mark = os.path.join(self.tmp, "mark")
+        job = [sys.executable, "-c", "import signal, sys, time\n"
+               "def on_int(signum, frame):\n"
+               "    open(%r, 'w').write('SIGINT')\n"
+               "    sys.exit(1)\n"
+               "signal.signal(signal.SIGINT, on_int)\n"
+               "print('started', flush=True)\n"
+               "time.sleep(60)\n" % mark]
+        t0 = time.monotonic()
+        with self.assertRaisesRegex(runner.RunError, "no answer within 1 s"):
+            runner.Launcher()._run(job, 1)
+        self.assertLess(time.monotonic() - t0, 5)
+        with open(mark) as f:
+            self.assertEqual(f.read(), "SIGINT")
+
+    def test_a_probe_returns_its_status_and_output(self):
+        rc, out = runner.Launcher()._run(
+            [sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); "
+             "sys.exit(3)"], 30)
+        self.assertEqual(rc, 3)
+        self.assertIn("out", out)
+        self.assertIn("err", out)
 
 
 class Sizes(unittest.TestCase):
