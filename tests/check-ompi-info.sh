@@ -15,7 +15,9 @@ for so in mca_btl_smx.so mca_smsc_knemlike.so; do
 	installed=$SMX_COMPONENT_DIR/$so
 	if [ ! -f "$installed" ]; then
 		fail "$installed is not installed (run make install)"
-	elif [ -f "$built" ] && ! cmp -s "$built" "$installed"; then
+	elif [ ! -f "$built" ]; then
+		fail "$built is not built (run make in $SMX_BUILD)"
+	elif ! cmp -s "$built" "$installed"; then
 		fail "$installed differs from the freshly built $built (run make install)"
 	fi
 done
