@@ -15,13 +15,23 @@ for np in 2 4; do
 	done
 done
 
-# The checks themselves must be able to fail: with one received byte corrupted, the
-# suite has to report it.
-if "$top/tests/mpi/run-suite" --np 2 --inject-fault --only p2p --only datatypes \
-	--label "fault injection (must FAIL)" $(smx_config_args sm-cma) >/dev/null 2>&1; then
+# The checks themselves must be able to fail: with one received byte corrupted, each
+# program has to fail, and for that reason (not a launch failure, a timeout or a crash).
+# shellcheck disable=SC2046
+if out=$("$top/tests/mpi/run-suite" --np 2 --inject-fault --only p2p --only datatypes \
+	--label "fault injection (must FAIL)" $(smx_config_args sm-cma) 2>&1); then
 	echo "FAIL: a corrupted byte went unnoticed by the MPI suite"
 	status=1
 else
-	echo "ok: a corrupted byte is reported by the MPI suite"
+	for p in p2p datatypes; do
+		if grep -q "^  FAIL  $p " <<<"$out" &&
+			grep -Eq "\| $p: rank 1: .*byte [0-9]+ (of [0-9]+ )?is 0x" <<<"$out"; then
+			echo "ok: $p reports the corrupted byte"
+		else
+			echo "FAIL: $p did not report the corrupted byte:"
+			echo "$out"
+			status=1
+		fi
+	done
 fi
 exit $status

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int t_rank, t_size, t_quick;
+int t_rank, t_size, t_quick, t_inject_rank = 1;
 static const char *t_program;
-/* SMX_TEST_INJECT_FAULT=1 corrupts the first buffer checked on rank 1, to prove the
- * checks can fail. */
+/* SMX_TEST_INJECT_FAULT=1 corrupts the first buffer checked on rank t_inject_rank, to
+ * prove the checks can fail. */
 static int t_inject_fault;
 
 void t_init_thread(int *argc, char ***argv, const char *program, int required)
@@ -84,7 +84,7 @@ void t_fill(void *buf, size_t len, int sender, int msg)
 
 static void t_maybe_inject(void *buf, size_t len)
 {
-    if (t_inject_fault && 1 == t_rank && len > 0) {
+    if (t_inject_fault && t_inject_rank == t_rank && len > 0) {
         ((uint8_t *) buf)[len / 2] ^= 0x40;
         t_inject_fault = 0;
     }
@@ -134,6 +134,30 @@ int t_check_equal(const void *got, const void *want, size_t len, const char *wha
     return 0;
 }
 
+int t_check_guards(const void *buf, size_t len, size_t guard, const char *what)
+{
+    const uint8_t *lead = (const uint8_t *) buf - guard, *trail = (const uint8_t *) buf + len;
+    for (size_t i = 0; i < guard; ++i) {
+        if (T_POISON != lead[i]) {
+            fprintf(stderr,
+                    "%s: rank %d: %s: guard byte %zu before the %zu-byte buffer was overwritten "
+                    "(0x%02x)\n",
+                    t_program, t_rank, what, guard - i, len, lead[i]);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < guard; ++i) {
+        if (T_POISON != trail[i]) {
+            fprintf(stderr,
+                    "%s: rank %d: %s: guard byte %zu past the end of the %zu-byte buffer was "
+                    "overwritten (0x%02x)\n",
+                    t_program, t_rank, what, i, len, trail[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void *t_alloc(size_t len, size_t misalign, size_t guard)
 {
     uint8_t *base = NULL;
@@ -163,4 +187,53 @@ const size_t *t_sizes(int *count)
     };
     *count = (int) (sizeof(sizes) / sizeof(sizes[0]));
     return sizes;
+}
+
+size_t t_shape_bytes(const struct t_shape *s)
+{
+    size_t one = 0;
+    for (int b = 0; b < s->nblocks; ++b) {
+        one += s->len[b];
+    }
+    return s->reps * one + s->tail;
+}
+
+size_t t_shape_span(const struct t_shape *s)
+{
+    size_t end = 0;
+    if (s->reps > 0) {
+        for (int b = 0; b < s->nblocks; ++b) {
+            size_t e = (s->reps - 1) * s->extent + s->off[b] + s->len[b];
+            end = e > end ? e : end;
+        }
+    }
+    if (s->tail > 0 && s->reps * s->extent + s->tail > end) {
+        end = s->reps * s->extent + s->tail;
+    }
+    return end;
+}
+
+long t_shape_elements(const struct t_shape *s)
+{
+    return (long) s->reps * s->elements + s->tail_elements;
+}
+
+void t_shape_scatter(const struct t_shape *s, void *typed, const void *packed)
+{
+    uint8_t *t = typed;
+    const uint8_t *p = packed;
+    for (size_t r = 0; r < s->reps; ++r) {
+        for (int b = 0; b < s->nblocks; ++b) {
+            memcpy(t + r * s->extent + s->off[b], p, s->len[b]);
+            p += s->len[b];
+        }
+    }
+    memcpy(t + s->reps * s->extent, p, s->tail);
+}
+
+void t_shape_expect(const struct t_shape *s, void *typed, void *scratch, int sender, int msg)
+{
+    t_fill(scratch, t_shape_bytes(s), sender, msg);
+    memset(typed, T_POISON, t_shape_span(s));
+    t_shape_scatter(s, typed, scratch);
 }

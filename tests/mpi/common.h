@@ -18,6 +18,9 @@
 extern int t_rank, t_size;
 /* SMX_TEST_QUICK=1: fewer repetitions and offsets, same categories and largest size. */
 extern int t_quick;
+/* SMX_TEST_INJECT_FAULT=1 corrupts the first non-empty buffer checked on this rank
+ * (default 1); a program where rank 1 receives nothing names a rank that does. */
+extern int t_inject_rank;
 
 void t_init(int *argc, char ***argv, const char *program);
 /* The same with MPI_Init_thread; aborts unless 'required' is provided. */
@@ -34,6 +37,10 @@ int t_check_poison(const void *buf, size_t len, const char *what);
 /* Compare two buffers byte for byte. */
 int t_check_equal(const void *got, const void *want, size_t len, const char *what);
 
+/* The 'guard' bytes just before buf and just after buf + len must still hold T_POISON
+ * (a buffer from t_alloc with the same guard); reports the first bad side. */
+int t_check_guards(const void *buf, size_t len, size_t guard, const char *what);
+
 /* Buffer of len bytes starting 'misalign' bytes after a 64-byte boundary, with 'guard'
  * poisoned bytes on both sides; free with t_free(ptr, misalign, guard). */
 void *t_alloc(size_t len, size_t misalign, size_t guard);
@@ -42,6 +49,30 @@ void t_free(void *p, size_t misalign, size_t guard);
 /* The message sizes every point-to-point test walks: 0 B to 16 MiB, odd sizes, and
  * both sides of the usual eager / rendezvous / fragment boundaries. */
 const size_t *t_sizes(int *count);
+
+/* The byte layout of a derived datatype written out by hand, so the expected contents of
+ * a typed buffer never come from the convertor under test: 'reps' elements 'extent' bytes
+ * apart, each made of 'nblocks' blocks (offset in the element, length in bytes) in type
+ * map order, then 'tail' bytes at reps * extent. 'elements' counts the basic elements of
+ * one element, for MPI_Get_elements. */
+#define T_SHAPE_MAXBLOCKS 8
+struct t_shape {
+    size_t reps, extent, tail;
+    int nblocks;
+    size_t off[T_SHAPE_MAXBLOCKS], len[T_SHAPE_MAXBLOCKS];
+    int elements, tail_elements;
+};
+/* Bytes of data (the packed size). */
+size_t t_shape_bytes(const struct t_shape *s);
+/* Bytes from the first to the last byte the layout touches (offsets start at 0). */
+size_t t_shape_span(const struct t_shape *s);
+/* Basic elements in all, for MPI_Get_elements. */
+long t_shape_elements(const struct t_shape *s);
+/* Copy packed byte k to its place in the typed buffer; the holes are left as they are. */
+void t_shape_scatter(const struct t_shape *s, void *typed, const void *packed);
+/* The typed buffer of t_shape_span(s) bytes that sender's message msg must produce: the
+ * pattern in the blocks, T_POISON in the holes. 'scratch' holds t_shape_bytes(s) bytes. */
+void t_shape_expect(const struct t_shape *s, void *typed, void *scratch, int sender, int msg);
 
 #define T_CHECK_MPI(call)                                                             \
     do {                                                                              \

@@ -3,7 +3,9 @@
  * user memory on this node: MPI_Put and MPI_Get under fences and under passive-target
  * locks, at odd sizes and unaligned offsets, a strided datatype on the target side, and
  * MPI_Accumulate (sum) from every rank into one target. Every byte is checked, and the
- * bytes around each access must stay untouched.
+ * bytes around each access must stay untouched: in the target window, and the guard
+ * bytes around the origin buffers of puts and gets (whose data must stay as it was on
+ * the side that is only read).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -32,7 +34,7 @@ int main(int argc, char **argv)
 
     for (int k = 0; k < NRSIZES; ++k) {
         size_t len = rma_sizes[k], off = GUARD + (size_t) k % 8;
-        unsigned char *src = t_alloc(len, (size_t) k % 5, 0);
+        unsigned char *src = t_alloc(len, (size_t) k % 5, GUARD);
 
         /* 1. Put into the right neighbour, fence-synchronised */
         T_CHECK_MPI(MPI_Win_fence(0, win));
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
         errors += t_check(base + off, len, left, 2 * k, what);
         errors += t_check_poison(base, off, what);
         errors += t_check_poison(base + off + len, max - off - len, what);
+        errors += t_check(src, len, t_rank, 2 * k, "origin buffer of a put");
+        errors += t_check_guards(src, len, GUARD, "origin buffer of a put");
 
         /* 2. Get from the left neighbour under a passive-target lock: what it put there
          *    in step 1 came from its own left neighbour */
@@ -58,9 +62,17 @@ int main(int argc, char **argv)
         T_CHECK_MPI(MPI_Win_unlock(left, win));
         snprintf(what, sizeof(what), "get of %zu bytes from rank %d", len, left);
         errors += t_check(dst, len, left2, 2 * k, what);
+        errors += t_check_guards(dst, len, GUARD, what);
         t_free(dst, (size_t) (k + 3) % 7, GUARD);
-        t_free(src, (size_t) k % 5, 0);
+        t_free(src, (size_t) k % 5, GUARD);
         T_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        /* the right neighbour's get must have left this window as step 1 wrote it */
+        T_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, t_rank, 0, win));
+        snprintf(what, sizeof(what), "window after a get of %zu bytes by rank %d", len, right);
+        errors += t_check(base + off, len, left, 2 * k, what);
+        errors += t_check_poison(base, off, what);
+        errors += t_check_poison(base + off + len, max - off - len, what);
+        T_CHECK_MPI(MPI_Win_unlock(t_rank, win));
     }
 
     /* 3. A strided target: every other 3-byte block of the right neighbour's window */

@@ -1,9 +1,10 @@
 /*
  * MPI_THREAD_MULTIPLE: several threads of every rank exchange messages with the partner
  * rank at the same time, each thread on its own tag, sizes across the eager, rendezvous
- * and single-copy boundaries, both directions, unaligned buffers. Every byte is checked;
- * a lost, misrouted or interleaved message fails the test (or hangs it: run-suite's
- * timeout makes that a failure too).
+ * and single-copy boundaries, both directions, unaligned buffers. Every byte is checked,
+ * the send buffers must come back unchanged and the guard bytes around both buffers
+ * poisoned; a lost, misrouted or interleaved message fails the test (or hangs it:
+ * run-suite's timeout makes that a failure too).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #define NTHREADS 4
+#define GUARD 64
 
 static const size_t thread_sizes[] = {0, 1, 255, 4095, 4097, 33000, 65537, 1 * T_MiB + 3};
 #define NTSIZES ((int) (sizeof(thread_sizes) / sizeof(thread_sizes[0])))
@@ -33,7 +35,7 @@ static void *worker_main(void *arg)
             size_t len = thread_sizes[(k + w->id) % NTSIZES];
             size_t mis = (size_t) (w->id + round) % 8;
             int msg = (round * NTSIZES + k) * NTHREADS + w->id;
-            unsigned char *out = t_alloc(len, mis, 64), *in = t_alloc(len, 7 - mis, 64);
+            unsigned char *out = t_alloc(len, mis, GUARD), *in = t_alloc(len, 7 - mis, GUARD);
             MPI_Request reqs[2];
             char what[96];
 
@@ -46,8 +48,12 @@ static void *worker_main(void *arg)
             snprintf(what, sizeof(what), "thread %d, %zu bytes from rank %d", w->id, len,
                      w->partner);
             w->errors += t_check(in, len, w->partner, msg, what);
-            t_free(out, mis, 64);
-            t_free(in, 7 - mis, 64);
+            w->errors += t_check_guards(in, len, GUARD, what);
+            /* the send buffer and its guards must come back unchanged too */
+            w->errors += t_check(out, len, t_rank, msg, "send buffer after the send");
+            w->errors += t_check_guards(out, len, GUARD, "send buffer");
+            t_free(out, mis, GUARD);
+            t_free(in, 7 - mis, GUARD);
         }
     }
     return NULL;
