@@ -16,7 +16,8 @@ usage: contrib/setup.sh [--with-ompi=DIR] [--no-vm] [--no-build] [--jobs=N]
 
   --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) installed in DIR
                    instead of building $SMX_OMPI_VERSION (also: SMX_OMPI_PREFIX=DIR)
-  --no-vm          skip the QEMU guest's kernel (needed only by the VM tests)
+  --no-vm          do not prepare the QEMU guest's kernel (needed only by the VM tests;
+                   one an earlier setup prepared stays in use)
   --no-build       set up dependencies only; do not build the project
   --jobs=N         parallel make jobs (default: cores + 1)
 
@@ -254,7 +255,12 @@ fi
 step_packages
 step_ompi
 step_mpi4py
-[ "$WANT_VM" = 1 ] && step_vm_kernel
+if [ "$WANT_VM" = 1 ]; then
+	step_vm_kernel
+else # a guest kernel an earlier setup prepared stays in use
+	VM_KERNEL_DIR=$( (. "$SMX_BUILD/env.local" && echo "${SMX_VM_KERNEL_DIR:-}") 2>/dev/null || true)
+	[ -n "$VM_KERNEL_DIR" ] && [ -f "$VM_KERNEL_DIR/kernel.env" ] || VM_KERNEL_DIR=
+fi
 write_env
 [ "$WANT_BUILD" = 1 ] && step_build
 smx_log "setup done in $((SECONDS - start)) s; now: . contrib/env.sh"

@@ -33,7 +33,17 @@ script=""
 for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MPI_CONFIGS_NP4); do
 	np=${run%%:*}
 	cfg=${run#*:}
+	must_copy=0
+	case " $SMX_VM_KNEMLIKE_MUST_COPY " in *" $cfg "*) must_copy=1 ;; esac
+	if [ $must_copy = 1 ]; then
+		script+="before=\$(cat /sys/class/misc/knemlike/stats/copies); "
+	fi
 	script+="$suite --np $np --label '$cfg np=$np (VM)' $(smx_config_args "$cfg") || status=1; "
+	if [ $must_copy = 1 ]; then
+		script+="n=\$((\$(cat /sys/class/misc/knemlike/stats/copies) - before)); "
+		script+="if [ \$n -gt 0 ]; then echo \"ok: $cfg np=$np copied through knemlike \$n times\"; "
+		script+="else echo 'FAIL: $cfg np=$np never copied through knemlike'; status=1; fi; "
+	fi
 done
 script+="echo '== registration cache (sm + knemlike)'; "
 script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "

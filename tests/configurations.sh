@@ -8,8 +8,12 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # btl/sm with knemlike, at 2 and 4 ranks (stock sm with cma or no single copy is covered
 # on the host; emulation makes each run in the guest about eight times slower).
 SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push"
-SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike"
-SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike"
+SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
+SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
+# Of those, the ones that must copy through knemlike (its copy counter has to move): stock
+# sm single-copies every rendezvous, smx-knemlike-busy every one from 8 KiB. The
+# default smx-knemlike decides by class and by what single copy costs in the guest.
+SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike smx-knemlike-busy"
 
 # mpirun arguments of a configuration, by name.
 smx_config_args() {

@@ -306,6 +306,10 @@ static void test_end_races_copies(int fd, enum race_end how, int cycles)
     else
         kl_destroy(fd, atomic_load(&r.cookie));
     CHECK(0 == atomic_load(&r.bad), "racing copies failed or saw wrong data");
+    /* Each region lives a whole cycle, long enough for copies to find it: none at all
+     * means the lookup is broken, not that every copy lost its race. */
+    CHECK(atomic_load(&r.wins) > 0, "none of %ld racing copies succeeded",
+          (long) atomic_load(&r.copies));
     CHECK(kl_counter("regions_live") == live, "regions_live %lld, was %lld",
           kl_counter("regions_live"), live);
     printf("  %ld racing copies, %ld succeeded\n", (long) atomic_load(&r.copies),
@@ -335,15 +339,20 @@ static void test_single_use_race(int fd, int n)
         }
         made++;
         atomic_store(&r.cookie, c);
-        for (int spin = 0; atomic_load(&r.wins) < made && spin < 100000; ++spin)
+        int spin = 0;
+        while (atomic_load(&r.wins) < made && spin++ < 100000)
             usleep(10);
+        if (atomic_load(&r.wins) < made) {
+            CHECK(0, "no thread could copy single-use region %d", i);
+            break; /* the lookup is broken: waiting on the rest would take hours */
+        }
     }
     usleep(20000); /* room for a (wrong) second win on the last one */
     atomic_store(&r.stop, 1);
     for (int i = 0; i < 3; ++i)
         pthread_join(t[i], NULL);
-    CHECK(atomic_load(&r.wins) == made, "%ld successful copies of %d single-use regions",
-          (long) atomic_load(&r.wins), made);
+    CHECK(made > 0 && atomic_load(&r.wins) == made,
+          "%ld successful copies of %d single-use regions", (long) atomic_load(&r.wins), made);
     CHECK(0 == atomic_load(&r.bad), "racing single-use copies failed or saw wrong data");
     CHECK(kl_counter("regions_live") == live, "used-up single-use regions still live: %lld, was %lld",
           kl_counter("regions_live"), live);
@@ -351,33 +360,50 @@ static void test_single_use_race(int fd, int n)
     free(r.mem);
 }
 
-/* The owner closes its file, or is killed with SIGKILL, while a peer copies. */
+/* The owner closes its file, or is killed with SIGKILL, while a peer copies. Whether a
+ * racing copy wins depends on timing, so the peer first copies the whole region and checks
+ * it while the owner waits; only then does the owner go and the race start. Every racing
+ * copy that succeeds is compared with the owner's data too. */
 static void test_owner_dies_during_copies(int use_kill)
 {
     SECTION("the owner %s while a peer's threads copy", use_kill ? "is killed (SIGKILL)" : "closes");
-    int up[2];
-    CHECK(0 == pipe(up), "pipe");
+    int up[2], go[2];
+    CHECK(0 == pipe(up) && 0 == pipe(go), "pipe");
     size_t len = 16 << 20;
     pid_t pid = fork();
     if (0 == pid) {
         int cfd = kl_open();
         uint8_t *mem = malloc(len);
         uint64_t c = 0;
+        char token;
         kl_fill(mem, len, 8);
         if (kl_create1(cfd, mem, len, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &c))
             _exit(3);
         kl_xwrite(up[1], &c, sizeof(c));
-        usleep(300000);
-        if (!use_kill)
+        kl_xread(go[0], &token, 1); /* the peer has made its first copy */
+        if (!use_kill) {
+            usleep(300000);
             close(cfd); /* regions go with the file */
+        }
         pause();
         _exit(0);
     }
     struct race r = {.fd = kl_open(), .len = len};
     uint64_t c = 0;
     pthread_t t[2];
+    r.mem = malloc(len);
+    kl_fill(r.mem, len, 8); /* what the owner put in its region */
     kl_xread(up[0], &c, sizeof(c));
     atomic_store(&r.cookie, c);
+
+    uint8_t *first = malloc(len);
+    memset(first, 0, len);
+    CHECK_ERR(kl_copy1(r.fd, c, 0, first, len, KNEMLIKE_COPY_FROM_REGION), 0,
+              "copy the whole region before the owner goes");
+    CHECK(0 == memcmp(first, r.mem, len), "the first copy does not hold the owner's data");
+    free(first);
+
+    kl_xwrite(go[1], "g", 1);
     for (int i = 0; i < 2; ++i)
         pthread_create(&t[i], NULL, race_copier, &r);
     usleep(use_kill ? 200000 : 600000);
@@ -391,9 +417,16 @@ static void test_owner_dies_during_copies(int use_kill)
     waitpid(pid, NULL, 0);
     CHECK_ERR(kl_copy1(r.fd, c, 0, &c, 1, KNEMLIKE_COPY_FROM_REGION), ENOENT,
               "copy once the owner is gone");
-    CHECK(0 == atomic_load(&r.bad), "copies racing the owner's %s failed unexpectedly",
+    CHECK(0 == atomic_load(&r.bad), "copies racing the owner's %s failed or saw wrong data",
           use_kill ? "SIGKILL" : "close");
+    printf("  %ld racing copies, %ld succeeded\n", (long) atomic_load(&r.copies),
+           (long) atomic_load(&r.wins));
     close(r.fd);
+    close(up[0]);
+    close(up[1]);
+    close(go[0]);
+    close(go[1]);
+    free(r.mem);
 }
 
 /* The copier itself is killed in the middle of large copies. */

@@ -2,19 +2,31 @@
  * The registration cache works inside a real MPI job: rank 0 sends the same buffer many
  * times (large enough for the single-copy path), then reads smsc/knemlike's performance
  * variables through MPI_T. Almost every send after the first must be a cache hit. Then a
- * buffer freed and reallocated at the same address between sends must still deliver its
- * new contents (the cache hit on a recycled address is correct by construction).
+ * buffer unmapped and mapped again at the same address between sends must still deliver
+ * its new contents (the cache hit on a recycled address is correct by construction: the
+ * module copies through the owner's current mapping). Every round fills the buffer with a
+ * pattern that depends on the position and the round, and the receiver checks every byte,
+ * so a stale page, a page from the old mapping or shifted data shows.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define LEN (1 << 20)
 #define ROUNDS 20
+#define REMAPS 4
+
+/* Older C libraries lack it; the kernel then takes the address as a hint, and
+ * remap_same_address() checks that it was honoured. */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0
+#endif
 
 /* MPI_T counters count from the moment their handle is bound: bind before the sends. */
 struct counter {
@@ -42,6 +54,66 @@ static unsigned long long counter_read(struct counter *c)
     return value;
 }
 
+/* Byte i of the buffer in round r, a hash of both: no page of one round equals the same
+ * page of another round, a zero page, or a page of any round at another offset. */
+static uint8_t pattern(size_t i, int r)
+{
+    uint32_t x = (uint32_t) i * 2654435761u + (uint32_t) (r + 1) * 0x9e3779b9u;
+    x ^= x >> 13;
+    x *= 0x85ebca6bu;
+    return (uint8_t) (x >> 24);
+}
+
+static void fill(uint8_t *buf, int r)
+{
+    for (size_t i = 0; i < LEN; ++i) {
+        buf[i] = pattern(i, r);
+    }
+}
+
+/* The number of wrong bytes; the first few are named. */
+static int verify(const uint8_t *buf, int r)
+{
+    int wrong = 0;
+    for (size_t i = 0; i < LEN; ++i) {
+        if (buf[i] != pattern(i, r) && wrong++ < 3) {
+            fprintf(stderr, "cache_hits: round %d: byte %zu is 0x%02x, expected 0x%02x\n", r,
+                    i, buf[i], pattern(i, r));
+        }
+    }
+    return wrong;
+}
+
+static uint8_t *map_buffer(void *where, int flags)
+{
+    void *p = mmap(where, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1,
+                   0);
+    if (MAP_FAILED == p) {
+        perror("cache_hits: mmap");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* Unmap the buffer and map fresh memory at the same address; aborts if the kernel put it
+ * elsewhere (then the test would no longer test a recycled address). */
+static uint8_t *remap_same_address(uint8_t *buf)
+{
+    if (munmap(buf, LEN)) {
+        perror("cache_hits: munmap");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    void *again = mmap(buf, LEN, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (again != (void *) buf) {
+        fprintf(stderr, "cache_hits: FAIL: cannot map the buffer again at %p: %s\n",
+                (void *) buf,
+                MAP_FAILED == again ? strerror(errno) : "the kernel chose another address");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return again;
+}
+
 int main(int argc, char **argv)
 {
     int rank, provided, errors = 0;
@@ -52,33 +124,32 @@ int main(int argc, char **argv)
     counter_start(&hits_counter, "smsc_knemlike_cache_hits");
     counter_start(&misses_counter, "smsc_knemlike_cache_misses");
 
-    uint8_t *buf = malloc(LEN);
+    uint8_t *buf = map_buffer(NULL, 0);
     for (int r = 0; r < ROUNDS; ++r) {
         if (0 == rank) {
-            memset(buf, r + 1, LEN);
+            fill(buf, r);
             MPI_Send(buf, LEN, MPI_BYTE, 1, r, MPI_COMM_WORLD);
         } else if (1 == rank) {
             MPI_Recv(buf, LEN, MPI_BYTE, 0, r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            errors += buf[0] != r + 1 || buf[LEN - 1] != r + 1;
+            errors += 0 != verify(buf, r);
         }
     }
-    /* Free and reallocate between sends: same address (glibc maps large blocks), new data. */
-    for (int r = 0; r < 4; ++r) {
-        free(buf);
-        buf = malloc(LEN);
+    /* Unmap and map again between sends: same address, new pages, new data. */
+    for (int r = ROUNDS; r < ROUNDS + REMAPS; ++r) {
+        buf = remap_same_address(buf);
         if (0 == rank) {
-            memset(buf, 0x40 + r, LEN);
-            MPI_Send(buf, LEN, MPI_BYTE, 1, 100 + r, MPI_COMM_WORLD);
+            fill(buf, r);
+            MPI_Send(buf, LEN, MPI_BYTE, 1, r, MPI_COMM_WORLD);
         } else if (1 == rank) {
-            MPI_Recv(buf, LEN, MPI_BYTE, 0, 100 + r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            errors += buf[0] != 0x40 + r || buf[LEN / 2] != 0x40 + r;
+            MPI_Recv(buf, LEN, MPI_BYTE, 0, r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            errors += 0 != verify(buf, r);
         }
     }
     if (0 == rank) {
         unsigned long long hits = counter_read(&hits_counter);
         unsigned long long misses = counter_read(&misses_counter);
-        printf("cache_hits: rank 0: %llu hits, %llu misses over %d sends of one buffer and 4 "
-               "reallocated ones\n", hits, misses, ROUNDS);
+        printf("cache_hits: rank 0: %llu hits, %llu misses over %d sends of one buffer and %d "
+               "remapped at its address\n", hits, misses, ROUNDS, REMAPS);
         if (misses > 3 || hits < ROUNDS - 2) {
             fprintf(stderr, "cache_hits: FAIL: a buffer sent again was registered again\n");
             errors++;
@@ -93,7 +164,7 @@ int main(int argc, char **argv)
     if (0 == rank) {
         printf("cache_hits: %s\n", total ? "FAIL" : "PASS");
     }
-    free(buf);
+    munmap(buf, LEN);
     MPI_Finalize();
     MPI_T_finalize();
     return total ? 1 : 0;
