@@ -40,6 +40,9 @@ for arg in "$@"; do
 	*) usage >&2; smx_die "unknown option '$arg'" ;;
 	esac
 done
+# contrib/env.sh exports the prefix setup itself builds: that one is not "given", it stays
+# under setup's care (checked, rebuilt when unusable)
+[ "$OMPI_PREFIX" != "$SMX_CACHE/openmpi-$SMX_OMPI_VERSION/prefix" ] || OMPI_PREFIX=
 if [ -n "$OMPI_PREFIX" ]; then # configure runs elsewhere, and env.local outlives this cwd
 	OMPI_PREFIX=$(realpath -e -- "$OMPI_PREFIX") || smx_die "--with-ompi: no such directory"
 fi

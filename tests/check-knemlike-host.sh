@@ -85,7 +85,7 @@ no_dac=(setpriv --inh-caps=-dac_override,-dac_read_search
 if ! opens env; then
 	wrap=()
 	how="its mode"
-elif command -v setpriv >/dev/null && ! opens "${no_dac[@]}"; then
+elif command -v setpriv >/dev/null && "${no_dac[@]}" true 2>/dev/null && ! opens "${no_dac[@]}"; then
 	wrap=("${no_dac[@]}")
 	how="its mode (without CAP_DAC_OVERRIDE)"
 else

@@ -173,7 +173,7 @@ static int receive_vectors(void)
             char what[128];
             T_CHECK_MPI(MPI_Recv(buf, 1, vec, MPI_ANY_SOURCE, VEC_TAG + k, MPI_COMM_WORLD, &st));
             MPI_Get_count(&st, vec, &count);
-            MPI_Get_elements(&st, MPI_INT, &nelem);
+            MPI_Get_elements(&st, vec, &nelem); /* basic elements: ints */
             int src = st.MPI_SOURCE;
             snprintf(what, sizeof(what), "ANY_SOURCE vector of %d x %d ints from rank %d",
                      vec_reps[k], VEC_BLOCK, src);
