@@ -11,6 +11,7 @@ build=${SMX_BUILD:-$top/build}
 "$top/tests/mpi/run-suite" --build-only
 mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/burst" "$top/tests/smx/burst.c"
 launch=(mpirun -np 2)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
 status=0
@@ -93,6 +94,7 @@ check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
 check_param "a ring of 4 GiB (4096 slots of 1 MiB)" btl_smx_ring_slots \
 	--mca btl_smx_ring_slots 4096 --mca btl_smx_frag_size 1048576
+check_param "a fragment cap below 8" btl_smx_max_frags --mca btl_smx_max_frags 4
 # ... and processes started with different fragment sizes (one app context of an MPMD
 # job): each refuses the other, and says why (no "peer" line at verbosity 10: neither
 # attached the other), instead of larger fragments overrunning slots or one side writing
@@ -221,4 +223,29 @@ peers=$(( over * (over - 1) ))
 		"or a cost limit of 0" ||
 	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, cost" \
 		"limit 0: $zero (want 0 and 0)"
+
+# 7. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
+#    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),
+#    the rest in ob1's own queue, and every byte arrives in order. Without the cap the
+#    sender held about 200 MB here; the same run with a cap out of reach shows that the
+#    cap, not luck, bounds it.
+burst() { # burst MCA-ARGS...: the sender's peak memory growth in kB, or "failed"
+	local out
+	out=$("${launch[@]}" --mca btl smx,self "$@" "$build/tests/smx/burst" 10000 16384 2>&1 |
+		tr -d '\000')
+	if grep -q "^burst: PASS" <<<"$out"; then
+		sed -n 's/^burst: rank 0: .*peak memory +\([0-9]*\) kB$/\1/p' <<<"$out"
+	else
+		echo "failed: $out"
+	fi
+}
+capped=$(burst)
+uncapped=$(burst --mca btl_smx_max_frags 1048576)
+if [[ $capped =~ ^[0-9]+$ ]] && [[ $uncapped =~ ^[0-9]+$ ]] && [ "$capped" -le 49152 ] &&
+	[ "$uncapped" -ge 102400 ]; then
+	echo "ok: a burst of 10000 x 16 KiB grows the sender by $((capped / 1024)) MB" \
+		"($((uncapped / 1024)) MB without the fragment cap), data intact"
+else
+	fail "burst: want at most 48 MB with the default cap, at least 100 MB without: $capped / $uncapped"
+fi
 exit $status

@@ -74,6 +74,7 @@ struct mca_btl_smx_component_t {
     int output;  /* opal_output stream at that verbosity */
     int ring_slots;
     int frag_size;
+    int max_frags; /* btl_smx_max_frags */
     struct smx_class_limits limits[SMX_CLASS_COUNT];
     int64_t single_copy_min_busy; /* btl_smx_single_copy_min_busy */
     int busy_transfers;           /* btl_smx_busy_transfers */
@@ -106,6 +107,7 @@ struct mca_btl_smx_component_t {
 
     opal_list_t completed; /* sent fragments whose callback is due */
     mca_btl_smx_frag_t *free_frags;
+    int frags_out; /* fragments handed to the upper layer and not yet back (max_frags) */
     opal_mutex_t lock;      /* fragments, lists, ring heads: for MPI_THREAD_MULTIPLE */
     opal_mutex_t poll_lock; /* one reader per ring when threads are in use */
 };

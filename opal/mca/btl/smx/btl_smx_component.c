@@ -177,6 +177,14 @@ static int smx_component_register(void)
                      "btl_smx_eager_limit_busy to fit; values set explicitly are checked, not "
                      "changed",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->frag_size);
+    c->max_frags = 512;
+    smx_register_var("max_frags",
+                     "Fragments (btl_smx_frag_size bytes each) this process may have handed to "
+                     "the upper layer at once, for messages waiting on a full ring; at the "
+                     "limit ob1 keeps further sends queued itself, at no memory cost (8 to "
+                     "1048576; default: 512, btl/sm's btl_sm_free_list_max: 17 MiB with the "
+                     "default fragment size)",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->max_frags);
 
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         smx_register_class_params(cls);
@@ -279,6 +287,8 @@ static int smx_component_open(void)
     OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->poll_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->completed, opal_list_t);
+    c->free_frags = NULL;
+    c->frags_out = 0;
     return OPAL_SUCCESS;
 }
 
@@ -390,6 +400,10 @@ static bool smx_parameters_valid(void)
     if (c->frag_size < 1024 || c->frag_size > 1024 * 1024) {
         snprintf(value, sizeof(value), "%d", c->frag_size);
         return smx_refuse("btl_smx_frag_size", value, "1024 to 1048576");
+    }
+    if (c->max_frags < 8 || c->max_frags > 1024 * 1024) {
+        snprintf(value, sizeof(value), "%d", c->max_frags);
+        return smx_refuse("btl_smx_max_frags", value, "8 to 1048576");
     }
     /* One ring's size is a 32-bit field of the segment header. */
     uint64_t slot_bytes = smx_slot_bytes((uint64_t) c->frag_size);

@@ -2,6 +2,12 @@
 /*
  * btl/smx fragment pool: a LIFO of descriptors, so the most recently used (cache-warm)
  * buffer goes out next. Private to the process; the lock only matters with threads.
+ *
+ * Descriptors handed to ob1 are counted, and at btl_smx_max_frags no more are handed out:
+ * a sender whose rings are full would otherwise buffer every message it is given, without
+ * bound (a burst of 10000 isends of 16 KiB held 200 MB). ob1 keeps a send it cannot start
+ * on its own list and retries it from progress, at no cost but the request. Fragments the
+ * BTL uses itself (a get's request) are not counted: ob1 bounds their number.
  */
 #include "opal_config.h"
 
@@ -12,24 +18,35 @@
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_frag_t, mca_btl_base_descriptor_t, NULL, NULL);
 
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint)
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, bool counted)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_frag_t *frag;
 
     OPAL_THREAD_LOCK(&c->lock);
+    if (counted && c->frags_out >= c->max_frags) {
+        OPAL_THREAD_UNLOCK(&c->lock);
+        return NULL;
+    }
     frag = c->free_frags;
     if (NULL != frag) {
         c->free_frags = frag->next_free;
     }
+    c->frags_out += counted;
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == frag) {
         frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
         if (NULL == frag) {
+            if (counted) {
+                OPAL_THREAD_LOCK(&c->lock);
+                c->frags_out--;
+                OPAL_THREAD_UNLOCK(&c->lock);
+            }
             return NULL;
         }
         OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
     }
+    frag->counted = counted;
     frag->endpoint = endpoint;
     frag->kind = SMX_SLOT_AM;
     frag->segment.seg_addr.pval = frag->data;
@@ -49,6 +66,8 @@ void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     OPAL_THREAD_LOCK(&c->lock);
+    c->frags_out -= frag->counted;
+    frag->counted = false;
     frag->next_free = c->free_frags;
     c->free_frags = frag;
     OPAL_THREAD_UNLOCK(&c->lock);

@@ -22,13 +22,14 @@ struct mca_btl_smx_frag_t {
     struct mca_btl_base_endpoint_t *endpoint;
     mca_btl_base_tag_t tag;
     uint8_t kind; /* enum smx_slot_kind */
+    bool counted; /* counted in the component's frags_out */
     struct mca_btl_smx_frag_t *next_free;
     unsigned char data[]; /* btl_smx_frag_size bytes */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
 
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint);
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, bool counted);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 void mca_btl_smx_frag_pool_fini(void);
 

@@ -528,7 +528,7 @@ static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
     if (size > btl->btl_max_send_size) {
         return NULL;
     }
-    frag = mca_btl_smx_frag_alloc(endpoint);
+    frag = mca_btl_smx_frag_alloc(endpoint, true);
     if (NULL == frag) {
         return NULL;
     }
@@ -561,7 +561,7 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
     if (*size > btl->btl_max_send_size - reserve) {
         *size = btl->btl_max_send_size - reserve;
     }
-    frag = mca_btl_smx_frag_alloc(endpoint);
+    frag = mca_btl_smx_frag_alloc(endpoint, true);
     if (NULL == frag) {
         return NULL;
     }
