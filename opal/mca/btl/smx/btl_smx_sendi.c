@@ -6,8 +6,8 @@
  * buffers, our version of btl/sm's fast boxes). If the slot is busy or anything of this
  * peer's is queued (order!), hand back a descriptor instead: ob1 then packs into it and
  * calls btl_send, whose completion callback is what makes ob1 retry its own queued
- * requests. Failing without a descriptor would leave ob1 waiting for a callback that
- * never comes (a send-immediate completes silently).
+ * requests. Only at btl_smx_max_frags is there none to hand back; ob1 then queues the
+ * send itself and retries it from its progress function.
  */
 #include "opal_config.h"
 
