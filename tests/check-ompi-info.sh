@@ -41,6 +41,12 @@ check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device
 check_param smsc knemlike smsc_knemlike_cache_max_entries
 check_param smsc knemlike smsc_knemlike_cache_max_mb
+# performance variables (MPI_T), shown at level 9 beside the parameters
+info=$("$ompi_info" --param btl smx --level 9 2>&1)
+for pvar in gets_single_copy gets_double_copy exchange_pushes sends_queued frags_peak; do
+	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
+		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
+done
 
 # Loading must not print errors (an unresolved symbol shows up here, not in the listing).
 if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then

@@ -229,17 +229,21 @@ peers=$(( over * (over - 1) ))
 #    the rest in ob1's own queue, and every byte arrives in order. Without the cap the
 #    sender held about 200 MB here; the same run with a cap out of reach shows that the
 #    cap, not luck, bounds it.
-burst() { # burst MCA-ARGS...: the sender's peak memory growth in kB, or "failed"
-	local out
-	out=$("${launch[@]}" --mca btl smx,self "$@" "$build/tests/smx/burst" 10000 16384 2>&1 |
-		tr -d '\000')
-	if grep -q "^burst: PASS" <<<"$out"; then
-		sed -n 's/^burst: rank 0: .*peak memory +\([0-9]*\) kB$/\1/p' <<<"$out"
+#    Its counters (btl_smx_verbose 1 at finalize, the MPI_T variables' values) say so too.
+burst_log=$(mktemp)
+burst() { # burst MCA-ARGS...: the sender's peak memory growth in kB, or "failed"; the
+	# job's output in $burst_log
+	"${launch[@]}" --mca btl smx,self --mca btl_smx_verbose 1 "$@" \
+		"$build/tests/smx/burst" 10000 16384 2>&1 | tr -d '\000' >"$burst_log"
+	if grep -q "^burst: PASS" "$burst_log"; then
+		sed -n 's/^burst: rank 0: .*peak memory +\([0-9]*\) kB$/\1/p' "$burst_log"
 	else
-		echo "failed: $out"
+		echo "failed: $(cat "$burst_log")"
 	fi
 }
 capped=$(burst)
+# (the sender is rank 0: its counters line names [[job,1],0])
+capped_line=$(grep -E "btl:smx: \[\[[0-9]+,[0-9]+\],0\]: " "$burst_log" || true)
 uncapped=$(burst --mca btl_smx_max_frags 1048576)
 if [[ $capped =~ ^[0-9]+$ ]] && [[ $uncapped =~ ^[0-9]+$ ]] && [ "$capped" -le 49152 ] &&
 	[ "$uncapped" -ge 102400 ]; then
@@ -248,4 +252,27 @@ if [[ $capped =~ ^[0-9]+$ ]] && [[ $uncapped =~ ^[0-9]+$ ]] && [ "$capped" -le 4
 else
 	fail "burst: want at most 48 MB with the default cap, at least 100 MB without: $capped / $uncapped"
 fi
+queued=$(sed -n 's/.* \([0-9]*\) sends queued on a full ring, at most 512 of btl_smx_max_frags 512 .*/\1/p' \
+	<<<"$capped_line")
+[ -n "$queued" ] && [ "$queued" -gt 0 ] &&
+	echo "ok: the sender's counters: $queued sends queued, 512 of 512 descriptors out at the peak" ||
+	fail "burst: the sender's counters do not show queued sends and the cap reached: $capped_line"
+rm -f "$burst_log"
+
+# 8. the counters of the two kinds of get: none by single copy without an SMSC component,
+#    some with cma on a node made busy (single copy from 8 KiB whatever it costs)
+gets() { # gets MCA-ARGS...: "SINGLE DOUBLE" summed over both ranks, or "failed"
+	local out
+	out=$("${launch[@]}" --mca btl_smx_verbose 1 "$@" "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+	grep -q "^p2p: PASS" <<<"$out" || { echo failed; return; }
+	sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy,.*/\1 \2/p' \
+		<<<"$out" | awk '{ s += $1; d += $2; n++ } END { print (n == 2 ? s " " d : "failed") }'
+}
+read -r nosc_single nosc_double < <(gets $(smx_config_args smx-nosc))
+read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
+[ "$nosc_single" = 0 ] && [ "${nosc_double:-0}" -gt 0 ] 2>/dev/null &&
+	[ "${busy_single:-0}" -gt 0 ] 2>/dev/null &&
+	echo "ok: gets counted: without single copy $nosc_double by double copy, none single;" \
+		"busy with cma $busy_single single" ||
+	fail "get counters: smx-nosc '$nosc_single $nosc_double', smx-busy '$busy_single $busy_double'"
 exit $status

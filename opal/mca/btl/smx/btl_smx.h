@@ -105,6 +105,16 @@ struct mca_btl_smx_component_t {
     int num_modules, modules_finalized;
     bool progress_registered;
 
+    /* What this process's transfers did: MPI_T performance variables (btl_smx_<name>),
+     * printed at finalize with btl_smx_verbose >= 1. Raised with relaxed atomics. */
+    struct {
+        unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
+        unsigned long long gets_double_copy; /* ... through the rings */
+        unsigned long long exchange_pushes;  /* peers' gets served by one copy into them */
+        unsigned long long sends_queued;     /* sends that met a full ring (or a queue) */
+        unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */
+    } stats;
+
     opal_list_t completed; /* sent fragments whose callback is due */
     mca_btl_smx_frag_t *free_frags;
     int frags_out; /* fragments handed to the upper layer and not yet back (max_frags) */
@@ -115,6 +125,11 @@ typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
 
 OPAL_DECLSPEC extern mca_btl_smx_component_t mca_btl_smx_component;
 extern mca_btl_base_module_t mca_btl_smx_module_template;
+
+static inline void mca_btl_smx_count(unsigned long long *counter)
+{
+    (void) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
 
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);

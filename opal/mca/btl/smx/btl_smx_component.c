@@ -5,6 +5,7 @@
  */
 #include "opal_config.h"
 
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/hwloc/base/base.h"
@@ -148,6 +149,16 @@ static void smx_register_class_params(int cls)
                                              OPAL_INFO_LVL_4, &c->limits[cls].single_copy_min);
 }
 
+static void smx_register_pvar(const char *name, const char *what, int pvar_class,
+                              unsigned long long *value)
+{
+    (void) mca_base_component_pvar_register(
+        &mca_btl_smx_component.super.btl_version, name, what, OPAL_INFO_LVL_4, pvar_class,
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        NULL, NULL, NULL, value);
+}
+
 static int smx_component_register(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -177,6 +188,26 @@ static int smx_component_register(void)
                      "btl_smx_eager_limit_busy to fit; values set explicitly are checked, not "
                      "changed",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->frag_size);
+    smx_register_pvar("gets_single_copy",
+                      "Rendezvous transfers this process pulled by one copy through the "
+                      "selected SMSC component", MCA_BASE_PVAR_CLASS_COUNTER,
+                      &c->stats.gets_single_copy);
+    smx_register_pvar("gets_double_copy",
+                      "Rendezvous transfers this process pulled through the shared-memory rings "
+                      "(copied in by the sender, out by this process; or pushed by the sender)",
+                      MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
+    smx_register_pvar("exchange_pushes",
+                      "Peers' double-copy requests this process served by one copy straight "
+                      "into the peer (btl_smx_exchange_push)", MCA_BASE_PVAR_CLASS_COUNTER,
+                      &c->stats.exchange_pushes);
+    smx_register_pvar("sends_queued",
+                      "Sends that found the peer's ring full (or sends of its already queued) "
+                      "and waited in this process", MCA_BASE_PVAR_CLASS_COUNTER,
+                      &c->stats.sends_queued);
+    smx_register_pvar("frags_peak",
+                      "Most send descriptors this process had handed out at once; at "
+                      "btl_smx_max_frags, ob1 queued further sends itself",
+                      MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
     c->max_frags = 512;
     smx_register_var("max_frags",
                      "Fragments (btl_smx_frag_size bytes each) this process may have handed to "
@@ -289,6 +320,7 @@ static int smx_component_open(void)
     OBJ_CONSTRUCT(&c->completed, opal_list_t);
     c->free_frags = NULL;
     c->frags_out = 0;
+    memset(&c->stats, 0, sizeof(c->stats));
     return OPAL_SUCCESS;
 }
 

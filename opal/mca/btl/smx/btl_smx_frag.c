@@ -33,6 +33,9 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
         c->free_frags = frag->next_free;
     }
     c->frags_out += counted;
+    if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
+        c->stats.frags_peak = (unsigned long long) c->frags_out;
+    }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == frag) {
         frag = malloc(sizeof(*frag) + (size_t) c->frag_size);

@@ -179,6 +179,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
+        mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
     }
@@ -211,6 +212,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     frag->segment.seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     smx_count(counter, 1);
+    mca_btl_smx_count(&c->stats.gets_double_copy);
     (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
     if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
         (void) __atomic_sub_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
@@ -289,6 +291,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
                                              (void *) (uintptr_t) serve->destination,
                                              serve->size, NULL)) {
             smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0);
+            mca_btl_smx_count(&c->stats.exchange_pushes);
             serve->sent = serve->size;
             pieces++;
         }

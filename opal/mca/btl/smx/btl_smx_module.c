@@ -501,6 +501,13 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         opal_progress_unregister(mca_btl_smx_progress);
         c->progress_registered = false;
     }
+    opal_output_verbose(1, c->output,
+                        "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
+                        "exchange pushes, %llu sends queued on a full ring, at most %llu of "
+                        "btl_smx_max_frags %d descriptors out at once",
+                        OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
+                        c->stats.gets_double_copy, c->stats.exchange_pushes,
+                        c->stats.sends_queued, c->stats.frags_peak, c->max_frags);
     /* Completions nobody progressed any more: their fragments are ours to free. */
     for (opal_list_item_t *item; NULL != (item = opal_list_remove_first(&c->completed));) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);

@@ -49,6 +49,7 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
         opal_list_append(&c->completed, &frag->base.super.super);
     } else {
         opal_list_append(&ep->pending, &frag->base.super.super);
+        mca_btl_smx_count(&c->stats.sends_queued);
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     return OPAL_SUCCESS;
