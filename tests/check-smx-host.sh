@@ -244,6 +244,8 @@ burst() { # burst MCA-ARGS...: the sender's peak memory growth in kB, or "failed
 capped=$(burst)
 # (the sender is rank 0: its counters line names [[job,1],0])
 capped_line=$(grep -E "btl:smx: \[\[[0-9]+,[0-9]+\],0\]: " "$burst_log" || true)
+mpit=$(sed -n 's/^burst: rank 0: MPI_T: btl_smx_sends_queued \([0-9]*\), btl_smx_frags_peak \([0-9]*\)$/\1 \2/p' \
+	"$burst_log")
 uncapped=$(burst --mca btl_smx_max_frags 1048576)
 if [[ $capped =~ ^[0-9]+$ ]] && [[ $uncapped =~ ^[0-9]+$ ]] && [ "$capped" -le 49152 ] &&
 	[ "$uncapped" -ge 102400 ]; then
@@ -254,9 +256,11 @@ else
 fi
 queued=$(sed -n 's/.* \([0-9]*\) sends queued on a full ring, at most 512 of btl_smx_max_frags 512 .*/\1/p' \
 	<<<"$capped_line")
-[ -n "$queued" ] && [ "$queued" -gt 0 ] &&
-	echo "ok: the sender's counters: $queued sends queued, 512 of 512 descriptors out at the peak" ||
-	fail "burst: the sender's counters do not show queued sends and the cap reached: $capped_line"
+[ -n "$queued" ] && [ "$queued" -gt 0 ] && [ "$mpit" = "$queued 512" ] &&
+	echo "ok: the sender's counters: $queued sends queued, 512 of 512 descriptors out at the" \
+		"peak, the same through MPI_T" ||
+	fail "burst: want queued sends and the cap reached, alike at finalize and through MPI_T" \
+		"('$mpit'): $capped_line"
 rm -f "$burst_log"
 
 # 8. the counters of the two kinds of get: none by single copy without an SMSC component,

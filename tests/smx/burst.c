@@ -2,8 +2,10 @@
  * A burst of sends to a receiver that is not receiving yet: rank 0 posts N nonblocking
  * sends of LEN bytes to rank 1, which sleeps a second before it receives them all. Rank 0
  * prints how much its peak resident memory grew while it posted them (kB, from VmHWM:
- * what a sender buffers for messages its peer's ring has no room for); rank 1 checks every
- * byte of every message, and that they arrive in order.
+ * what a sender buffers for messages its peer's ring has no room for) and btl/smx's
+ * performance variables btl_smx_sends_queued and btl_smx_frags_peak read through MPI_T
+ * (-1: not found); rank 1 checks every byte of every message, and that they arrive in
+ * order.
  *
  *   burst N LEN
  *
@@ -37,6 +39,42 @@ static long peak_kb(void)
     return kb;
 }
 
+/* A btl/smx performance variable through MPI_T. A counter's handle counts from the
+ * moment it is bound (Open MPI reads it as the change since then): bind before the burst. */
+struct pvar {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int bound;
+};
+
+static void pvar_bind(struct pvar *p, const char *name, int var_class)
+{
+    int index, count;
+
+    p->bound = MPI_SUCCESS == MPI_T_pvar_get_index(name, var_class, &index)
+               && MPI_SUCCESS == MPI_T_pvar_session_create(&p->session);
+    if (p->bound
+        && MPI_SUCCESS != MPI_T_pvar_handle_alloc(p->session, index, NULL, &p->handle, &count)) {
+        MPI_T_pvar_session_free(&p->session);
+        p->bound = 0;
+    }
+}
+
+/* Its value, and the handle freed; -1 when it could not be bound or read. */
+static long long pvar_take(struct pvar *p)
+{
+    unsigned long long value = 0;
+    int rc;
+
+    if (!p->bound) {
+        return -1;
+    }
+    rc = MPI_T_pvar_read(p->session, p->handle, &value);
+    MPI_T_pvar_handle_free(p->session, &p->handle);
+    MPI_T_pvar_session_free(&p->session);
+    return MPI_SUCCESS == rc ? (long long) value : -1;
+}
+
 static uint8_t byte_of(int msg, size_t i)
 {
     return (uint8_t) ((size_t) msg * 131u + i * 7u + (i >> 8));
@@ -46,7 +84,9 @@ int main(int argc, char **argv)
 {
     int rank, size, errors = 0;
 
+    int provided;
     MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 3 || size != 2 || atoi(argv[1]) < 1 || atol(argv[2]) < 1) {
@@ -72,6 +112,9 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (0 == rank) {
+        struct pvar queued, peak;
+        pvar_bind(&queued, "btl_smx_sends_queued", MPI_T_PVAR_CLASS_COUNTER);
+        pvar_bind(&peak, "btl_smx_frags_peak", MPI_T_PVAR_CLASS_HIGHWATERMARK);
         long before = peak_kb();
         for (int m = 0; m < n; ++m) {
             MPI_Isend(buf + (size_t) m * len, (int) len, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &req[m]);
@@ -79,6 +122,8 @@ int main(int argc, char **argv)
         long grown = peak_kb() - before;
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
         printf("burst: rank 0: %d sends of %zu bytes: peak memory +%ld kB\n", n, len, grown);
+        printf("burst: rank 0: MPI_T: btl_smx_sends_queued %lld, btl_smx_frags_peak %lld\n",
+               pvar_take(&queued), pvar_take(&peak));
     } else {
         sleep(1);
         for (int m = 0; m < n; ++m) {
@@ -106,6 +151,7 @@ int main(int argc, char **argv)
     }
     free(req);
     free(buf);
+    MPI_T_finalize();
     MPI_Finalize();
     return 0 == errors ? 0 : 1;
 }
