@@ -52,19 +52,28 @@ script+="$build/tests/smsc/cache_hits || status=1; "
 script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "
 script+="[ \"\$live\" = 0 ] || { echo 'FAIL: regions left registered after the jobs ended'; status=1; }; "
-# Last, as it shrinks the guest's /dev/shm: room for one process's segment but not for
-# both (4 MiB) runs with a warning; no room for one (2 MiB) refuses btl/smx by name,
-# rather than SIGBUS in the middle of the run.
-shm_case() { # shm_case SIZE WANT_TEXT WANT_PASS(yes/no) WHAT
-	script+="echo '== /dev/shm of $1: $4'; "
+# Last, as it shrinks the guest's /dev/shm. With 4 MiB the default rings of 32 slots fit
+# one process's segment but not both: btl/smx halves the slots until both fit, and says
+# nothing. Rings of 32 slots asked for explicitly stay: a warning, and the job runs; with
+# 2 MiB they do not fit even one segment: btl/smx refused by name, rather than SIGBUS in the
+# middle of the run.
+shm_case() { # shm_case SIZE WANT_TEXT UNWANTED_TEXT WANT_PASS(yes/no) WHAT MPIRUN-ARGS
+	script+="echo '== /dev/shm of $1: $5'; "
 	script+="if ! mount -o remount,size=$1 /dev/shm; then echo 'FAIL: remount /dev/shm'; status=1; "
-	script+="else out=\$(timeout 300 mpirun --allow-run-as-root -np 2 --mca btl smx,self "
+	script+="else out=\$(timeout 300 mpirun --allow-run-as-root -np 2 --mca btl smx,self $6 "
 	script+="$build/tests/mpi/anysource 2>&1 | tr -d '\\000'); "
-	script+="if grep -q '$2' <<<\"\$out\" && [ \"\$(grep -c '^anysource: PASS' <<<\"\$out\")\" = "
-	script+="$([ "$3" = yes ] && echo 1 || echo 0) ]; then echo 'ok: $4'; "
-	script+="else echo \"FAIL: $4: \$out\"; status=1; fi; fi; "
+	script+="if grep -q '$2' <<<\"\$out\" && ! grep -q '$3' <<<\"\$out\" && "
+	script+="[ \"\$(grep -c '^anysource: PASS' <<<\"\$out\")\" = "
+	script+="$([ "$4" = yes ] && echo 1 || echo 0) ]; then echo 'ok: $5'; "
+	script+="else echo \"FAIL: $5: \$out\"; status=1; fi; fi; "
 }
-shm_case 4m "not for those of every process" yes "room for one segment only: a warning, and the job runs"
-shm_case 2m "more shared memory than /dev/shm" no "no room for one segment: smx refused, by name"
+shm_case 4m "rings of 16 slots" "not for those of every process" yes \
+	"the default rings shrink to fit both segments, no warning" "--mca btl_smx_verbose 1"
+shm_case 4m "not for those of every process" "rings of 16 slots" yes \
+	"rings of 32 slots asked for: room for one segment only, a warning, and the job runs" \
+	"--mca btl_smx_ring_slots 32"
+shm_case 2m "more shared memory than /dev/shm" "rings of 16 slots" no \
+	"rings of 32 slots asked for: no room for one segment, smx refused by name" \
+	"--mca btl_smx_ring_slots 32"
 cd "$top"
 exec "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status"

@@ -36,6 +36,7 @@ check_param btl smx btl_smx_verbose
 check_param btl smx btl_smx_ring_slots
 check_param btl smx btl_smx_frag_size
 check_param btl smx btl_smx_max_frags
+check_param btl smx btl_smx_segment_max_mb
 check_param btl smx btl_smx_eager_limit
 check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device

@@ -95,6 +95,7 @@ check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 check_param "a ring of 4 GiB (4096 slots of 1 MiB)" btl_smx_ring_slots \
 	--mca btl_smx_ring_slots 4096 --mca btl_smx_frag_size 1048576
 check_param "a fragment cap below 8" btl_smx_max_frags --mca btl_smx_max_frags 4
+check_param "a segment limit of 0 MiB" btl_smx_segment_max_mb --mca btl_smx_segment_max_mb 0
 # ... and processes started with different fragment sizes (one app context of an MPMD
 # job): each refuses the other, and says why (no "peer" line at verbosity 10: neither
 # attached the other), instead of larger fragments overrunning slots or one side writing
@@ -224,7 +225,28 @@ peers=$(( over * (over - 1) ))
 	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, cost" \
 		"limit 0: $zero (want 0 and 0)"
 
-# 7. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
+# 7. the default rings shrink while a segment would exceed btl_smx_segment_max_mb (4
+#    processes, 1 MiB: from 32 slots, 4.3 MiB, to 4 slots, 0.5 MiB), data intact; rings the
+#    user sized stay as asked
+slots() { # slots MCA-ARGS...: the distinct slots per ring the 4 processes report, or "failed"
+	local out four=(mpirun -np 4 --oversubscribe)
+	[ "$(id -u)" = 0 ] && four+=(--allow-run-as-root)
+	out=$("${four[@]}" --mca btl smx,self --mca btl_smx_verbose 1 "$@" \
+		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+	grep -q "^anysource: PASS" <<<"$out" || { echo "failed: $out"; return; }
+	sed -n 's/.*btl:smx: 4 local processes, .*, rings of \([0-9]*\) slots .*/\1/p' <<<"$out" |
+		sort -u | tr '\n' ' '
+}
+default_slots=$(slots)
+small_slots=$(slots --mca btl_smx_segment_max_mb 1)
+asked_slots=$(slots --mca btl_smx_segment_max_mb 1 --mca btl_smx_ring_slots 32)
+[ "$default_slots" = "32 " ] && [ "$small_slots" = "4 " ] && [ "$asked_slots" = "32 " ] &&
+	echo "ok: 4 processes keep rings of 32 slots, 4 within btl_smx_segment_max_mb 1," \
+		"32 when asked for, data intact" ||
+	fail "ring slots: default '$default_slots', segment_max_mb 1 '$small_slots'," \
+		"with ring_slots 32 '$asked_slots' (want 32, 4, 32)"
+
+# 8. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
 #    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),
 #    the rest in ob1's own queue, and every byte arrives in order. Without the cap the
 #    sender held about 200 MB here; the same run with a cap out of reach shows that the
@@ -263,7 +285,7 @@ queued=$(sed -n 's/.* \([0-9]*\) sends queued on a full ring, at most 512 of btl
 		"('$mpit'): $capped_line"
 rm -f "$burst_log"
 
-# 8. the counters of the two kinds of get: none by single copy without an SMSC component,
+# 9. the counters of the two kinds of get: none by single copy without an SMSC component,
 #    some with cma on a node made busy (single copy from 8 KiB whatever it costs)
 gets() { # gets MCA-ARGS...: "SINGLE DOUBLE" summed over both ranks, or "failed"
 	local out

@@ -72,7 +72,10 @@ struct mca_btl_smx_component_t {
     mca_btl_base_component_3_0_0_t super;
     int verbose; /* btl_smx_verbose */
     int output;  /* opal_output stream at that verbosity */
-    int ring_slots;
+    int ring_slots;      /* btl_smx_ring_slots */
+    int segment_max_mb;  /* btl_smx_segment_max_mb */
+    int slots;           /* slots per ring in my segment: ring_slots, or fewer on a full node */
+    bool slots_fixed;    /* btl_smx_ring_slots set by the user: slots stays ring_slots */
     int frag_size;
     int max_frags; /* btl_smx_max_frags */
     struct smx_class_limits limits[SMX_CLASS_COUNT];

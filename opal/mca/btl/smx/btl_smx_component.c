@@ -95,6 +95,7 @@ static const char *const smx_class_words[SMX_CLASS_COUNT] = {
 /* Indices of the variables whose source decides precedence (see smx_resolve_limits). */
 static int smx_var_class[SMX_CLASS_COUNT][3];
 static int smx_var_eager_limit_busy = -1;
+static int smx_var_ring_slots = -1;
 
 static int smx_register_var(const char *name, const char *help, mca_base_var_type_t type,
                             int level, void *storage)
@@ -174,10 +175,22 @@ static int smx_component_register(void)
                      "each peer's locality class and thresholds (default: 0)",
                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->verbose);
     c->ring_slots = 32;
-    smx_register_var("ring_slots",
-                     "Slots in the ring each local sender has in this process's segment (a power "
-                     "of two from 2 to 4096; default: 32, i.e. 1 MiB in flight per pair with 32 KiB slots)",
-                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->ring_slots);
+    smx_var_ring_slots = smx_register_var(
+        "ring_slots",
+        "Slots in the ring each local sender has in this process's segment (a power of two "
+        "from 2 to 4096; default: 32, i.e. 1 MiB in flight per pair with 32 KiB slots, halved "
+        "down to 4 while a segment would exceed btl_smx_segment_max_mb; a value set "
+        "explicitly is used as it is)",
+        MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->ring_slots);
+    c->segment_max_mb = 64;
+    smx_register_var("segment_max_mb",
+                     "Size a process's segment (one ring per local process) should stay within, "
+                     "in MiB, when btl_smx_ring_slots is left at its default: the node needs "
+                     "local processes x segment in /dev/shm, so the rings get fewer slots as the "
+                     "processes grow (1 to 1048576; default: 64, which keeps 32 slots up to 60 "
+                     "processes, 16 up to 120, 8 up to 240, then 4: with 128 processes 4.3 GiB "
+                     "of /dev/shm instead of 17 GiB)",
+                     MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->segment_max_mb);
     c->frag_size = SMX_FRAG_DEFAULT;
     smx_register_var("frag_size",
                      "Payload bytes of one ring slot: the largest fragment (1024 to 1048576; "
@@ -433,6 +446,10 @@ static bool smx_parameters_valid(void)
         snprintf(value, sizeof(value), "%d", c->frag_size);
         return smx_refuse("btl_smx_frag_size", value, "1024 to 1048576");
     }
+    if (c->segment_max_mb < 1 || c->segment_max_mb > 1024 * 1024) {
+        snprintf(value, sizeof(value), "%d", c->segment_max_mb);
+        return smx_refuse("btl_smx_segment_max_mb", value, "1 to 1048576");
+    }
     if (c->max_frags < 8 || c->max_frags > 1024 * 1024) {
         snprintf(value, sizeof(value), "%d", c->max_frags);
         return smx_refuse("btl_smx_max_frags", value, "8 to 1048576");
@@ -583,6 +600,10 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     if (!smx_parameters_valid()) {
         return NULL;
     }
+    /* A number of slots the user chose is used as it is; the default one may shrink to fit
+     * (mca_btl_smx_segment_create). */
+    c->slots = c->ring_slots;
+    c->slots_fixed = smx_var_is_set(smx_var_ring_slots);
     if (smx_find_classes(present) < 0 || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
         mca_btl_smx_segment_destroy();
         return NULL;
@@ -652,9 +673,11 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     c->progress_registered = true;
     *num_btls = c->num_modules;
     opal_output_verbose(1, c->output,
-                        "btl:smx: %d local processes, %s single copy, %d module%s%s%s",
+                        "btl:smx: %d local processes, %s single copy, %d module%s, rings of %d "
+                        "slots (%.1f MiB per process)%s%s",
                         c->num_local, NULL != mca_smsc ? "with" : "without", c->num_modules,
-                        1 == c->num_modules ? "" : "s",
+                        1 == c->num_modules ? "" : "s", c->slots,
+                        (double) c->segment_size / 1048576.0,
                         c->crowded ? ", node busy (more than btl_smx_busy_ranks processes)" : "",
                         c->oversubscribed ? ", oversubscribed (more processes than hardware "
                                             "threads)"

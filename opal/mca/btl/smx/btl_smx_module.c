@@ -65,7 +65,7 @@ static size_t smx_ring_bytes(void)
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     return sizeof(struct smx_ring) + (size_t) smx_slot_bytes((uint64_t) c->frag_size)
-                                         * (size_t) c->ring_slots;
+                                         * (size_t) c->slots;
 }
 
 /*
@@ -76,23 +76,43 @@ static size_t smx_ring_bytes(void)
  * with the last process, kill -9 included. Until then, PMIx's cleanup list removes it if
  * the job dies early.
  */
+/* Bytes of a segment of n rings of the current number of slots. */
+static uint64_t smx_segment_bytes(uint64_t n)
+{
+    return sizeof(struct smx_segment_header) + n * (uint64_t) smx_ring_bytes();
+}
+
 int mca_btl_smx_segment_create(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    size_t ring_bytes = smx_ring_bytes();
+    size_t ring_bytes;
     struct statvfs vfs;
+    uint64_t have = UINT64_MAX;
     int fd;
 
     c->local_rank = opal_process_info.my_local_rank;
     c->num_local = (int) opal_process_info.num_local_peers + 1;
-    c->segment_size = sizeof(struct smx_segment_header) + ring_bytes * (size_t) c->num_local;
+    if (0 == statvfs("/dev/shm", &vfs)) {
+        have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
+    }
+    /* N processes make N^2 rings on the node. Unless the user chose the number of slots,
+     * halve it (down to 4, still enough to stream) while a segment would exceed
+     * btl_smx_segment_max_mb or all N would not fit in /dev/shm (a container's 64 MiB, say).
+     * Every process here sees the same N and, near enough, the same free space; rings of
+     * different sizes would work anyway (a sender reads its ring's size from the ring). */
+    while (!c->slots_fixed && c->slots > 4
+           && (smx_segment_bytes((uint64_t) c->num_local) > ((uint64_t) c->segment_max_mb << 20)
+               || smx_segment_bytes((uint64_t) c->num_local) * (uint64_t) c->num_local > have)) {
+        c->slots /= 2;
+    }
+    ring_bytes = smx_ring_bytes();
+    c->segment_size = (size_t) smx_segment_bytes((uint64_t) c->num_local);
     /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
      * writer with SIGBUS in the middle of the run. Every local process creates a segment
      * like this one, rarely written whole (only traffic that fills the rings does: an
      * all-to-all of messages near the eager limit). No room for mine: refuse. No room
      * for all of them: run, but say what may happen and how to avoid it. */
-    if (0 == statvfs("/dev/shm", &vfs)) {
-        uint64_t have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
+    if (UINT64_MAX != have) {
         uint64_t all = (uint64_t) c->segment_size * (uint64_t) c->num_local;
         if (all > have) {
             char mib_one[32], mib_all[32], mib_have[32], mib_ring[32];
@@ -103,7 +123,7 @@ int mca_btl_smx_segment_create(void)
             snprintf(mib_ring, sizeof(mib_ring), "%.2f", (double) ring_bytes / 1048576.0);
             opal_show_help("help-btl-smx.txt", refuse ? "no-shm-space" : "little-shm-space",
                            true, opal_process_info.nodename, mib_have, mib_one, c->num_local,
-                           mib_ring, c->ring_slots, c->frag_size, mib_all, c->num_local);
+                           mib_ring, c->slots, c->frag_size, mib_all, c->num_local);
             if (refuse) {
                 return OPAL_ERR_OUT_OF_RESOURCE;
             }
@@ -139,8 +159,8 @@ int mca_btl_smx_segment_create(void)
     h->ring_bytes = (uint32_t) ring_bytes; /* below 4 GiB: smx_parameters_valid */
     for (int s = 0; s < c->num_local; ++s) {
         struct smx_ring *ring = smx_segment_ring(c->segment, s);
-        ring->slots = (uint32_t) c->ring_slots;
-        ring->slot_size = (uint32_t) ((ring_bytes - sizeof(*ring)) / (size_t) c->ring_slots);
+        ring->slots = (uint32_t) c->slots;
+        ring->slot_size = (uint32_t) ((ring_bytes - sizeof(*ring)) / (size_t) c->slots);
     }
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
     /* Until local rank 0 is attached, count my own transfers in my own header. */
