@@ -245,6 +245,15 @@ asked_slots=$(slots --mca btl_smx_segment_max_mb 1 --mca btl_smx_ring_slots 32)
 		"32 when asked for, data intact" ||
 	fail "ring slots: default '$default_slots', segment_max_mb 1 '$small_slots'," \
 		"with ring_slots 32 '$asked_slots' (want 32, 4, 32)"
+# ... and processes whose rings differ in slots (not in slot size) work together: a sender
+# takes its ring's size from the ring
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+	sh -c '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export OMPI_MCA_btl_smx_ring_slots=4; exec "$0"' \
+	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+grep -q "^p2p: PASS" <<<"$out" && grep -q "rings of 4 slots" <<<"$out" &&
+	grep -q "rings of 32 slots" <<<"$out" &&
+	echo "ok: a process with rings of 4 slots and one with 32 exchange data intact" ||
+	fail "ring_slots 4 on rank 0 only: want p2p PASS and both ring sizes announced: $out"
 
 # 8. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
 #    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),
