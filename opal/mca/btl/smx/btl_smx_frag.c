@@ -6,8 +6,11 @@
  * Descriptors handed to ob1 are counted, and at btl_smx_max_frags no more are handed out:
  * a sender whose rings are full would otherwise buffer every message it is given, without
  * bound (a burst of 10000 isends of 16 KiB held 200 MB). ob1 keeps a send it cannot start
- * on its own list and retries it from progress, at no cost but the request. Fragments the
- * BTL uses itself (a get's request) are not counted: ob1 bounds their number.
+ * on its own list and retries it from progress, at no cost but the request (a control
+ * message, FIN or ACK, waits on another list that ob1 retries when one of its fragments
+ * completes: progress takes a completed fragment off the count before its callback, so
+ * that retry finds room). Fragments the BTL uses itself (a get's request, one per get in
+ * flight, i.e. per receive the application posted) are not counted.
  */
 #include "opal_config.h"
 
@@ -33,9 +36,6 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
         c->free_frags = frag->next_free;
     }
     c->frags_out += counted;
-    if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
-        c->stats.frags_peak = (unsigned long long) c->frags_out;
-    }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == frag) {
         frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
@@ -48,6 +48,15 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
             return NULL;
         }
         OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
+    }
+    if (counted) { /* MPI_T reads it without the lock */
+        OPAL_THREAD_LOCK(&c->lock);
+        if ((unsigned long long) c->frags_out
+            > __atomic_load_n(&c->stats.frags_peak, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
+                             __ATOMIC_RELAXED);
+        }
+        OPAL_THREAD_UNLOCK(&c->lock);
     }
     frag->counted = counted;
     frag->endpoint = endpoint;
@@ -62,6 +71,16 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
     frag->base.des_flags = 0;
     frag->base.order = MCA_BTL_NO_ORDER;
     return frag;
+}
+
+void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    c->frags_out -= frag->counted;
+    frag->counted = false;
+    OPAL_THREAD_UNLOCK(&c->lock);
 }
 
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)

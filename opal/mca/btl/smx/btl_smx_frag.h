@@ -31,6 +31,8 @@ OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
 
 mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, bool counted);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
+/* Off the count of fragments out, ahead of its release (see btl_smx_frag.c). */
+void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag);
 void mca_btl_smx_frag_pool_fini(void);
 
 END_C_DECLS

@@ -211,17 +211,15 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     frag->tag = 0;
     frag->segment.seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    smx_count(counter, 1);
-    mca_btl_smx_count(&c->stats.gets_double_copy);
-    (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
     if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
-        (void) __atomic_sub_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
-        smx_count(counter, -1);
         free(op);
         mca_btl_smx_frag_release(frag);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
     }
+    smx_count(counter, 1);
+    mca_btl_smx_count(&c->stats.gets_double_copy);
+    (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
     return mca_btl_smx_send_internal(frag);
 }
 

@@ -7,7 +7,7 @@
  * peer's is queued (order!), hand back a descriptor instead: ob1 then packs into it and
  * calls btl_send, whose completion callback is what makes ob1 retry its own queued
  * requests. Only at btl_smx_max_frags is there none to hand back; ob1 then queues the
- * send itself and retries it from its progress function.
+ * send itself and retries it from its progress function (see btl_smx_frag.c).
  */
 #include "opal_config.h"
 
