@@ -36,6 +36,11 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
         c->free_frags = frag->next_free;
     }
     c->frags_out += counted;
+    /* (MPI_T reads the peak without the lock; a malloc failure below leaves it one high) */
+    if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
+        __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
+                         __ATOMIC_RELAXED);
+    }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == frag) {
         frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
@@ -48,15 +53,6 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
             return NULL;
         }
         OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
-    }
-    if (counted) { /* MPI_T reads it without the lock */
-        OPAL_THREAD_LOCK(&c->lock);
-        if ((unsigned long long) c->frags_out
-            > __atomic_load_n(&c->stats.frags_peak, __ATOMIC_RELAXED)) {
-            __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
-                             __ATOMIC_RELAXED);
-        }
-        OPAL_THREAD_UNLOCK(&c->lock);
     }
     frag->counted = counted;
     frag->endpoint = endpoint;

@@ -100,13 +100,15 @@ int mca_btl_smx_segment_create(void)
      * btl_smx_segment_max_mb or all N would not fit in /dev/shm (a container's 64 MiB, say).
      * Every process here sees the same N and, near enough, the same free space; rings of
      * different sizes would work anyway (a sender reads its ring's size from the ring). */
+    uint64_t segment = smx_segment_bytes((uint64_t) c->num_local);
     while (!c->slots_fixed && c->slots > 4
-           && (smx_segment_bytes((uint64_t) c->num_local) > ((uint64_t) c->segment_max_mb << 20)
-               || smx_segment_bytes((uint64_t) c->num_local) * (uint64_t) c->num_local > have)) {
+           && (segment > ((uint64_t) c->segment_max_mb << 20)
+               || segment * (uint64_t) c->num_local > have)) {
         c->slots /= 2;
+        segment = smx_segment_bytes((uint64_t) c->num_local);
     }
     ring_bytes = smx_ring_bytes();
-    c->segment_size = (size_t) smx_segment_bytes((uint64_t) c->num_local);
+    c->segment_size = (size_t) segment;
     /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
      * writer with SIGBUS in the middle of the run. Every local process creates a segment
      * like this one, rarely written whole (only traffic that fills the rings does: an
