@@ -3,6 +3,7 @@
 #   SMX_CHECK_HWLOC         hwloc (locality classification, its unit tests)
 #   SMX_CHECK_GTEST         GoogleTest (make check)
 #   SMX_CHECK_KERNEL_BUILD  a kernel build tree for kmod/
+#   SMX_CHECK_MEMCHECK      valgrind's client requests (optional)
 # SPDX-License-Identifier: BSD-3-Clause
 
 dnl SMX_CHECK_OMPI: --with-ompi=DIR (default: the ompi_info found on PATH).
@@ -152,4 +153,16 @@ AC_DEFUN([SMX_CHECK_KERNEL_BUILD], [
     AC_SUBST([SMX_KABI])
     AC_SUBST([SMX_VM_KERNEL_DIR])
     AM_CONDITIONAL([SMX_BUILD_KMOD], [test -n "$SMX_KBUILD"])
+])
+
+dnl SMX_CHECK_MEMCHECK: valgrind/memcheck.h (Debian's valgrind package). With it the
+dnl components tell memcheck about memory that another process wrote into this one (a
+dnl knemlike copy, btl/smx's exchange push): valgrind cannot see such writes and would
+dnl report the data as uninitialised wherever the application reads it. Without it the
+dnl components work the same, and memcheck reports those reads. Sets SMX_MEMCHECK.
+AC_DEFUN([SMX_CHECK_MEMCHECK], [
+    AC_CHECK_HEADER([valgrind/memcheck.h],
+        [AC_DEFINE([SMX_HAVE_MEMCHECK_H], [1], [valgrind/memcheck.h is available])
+         SMX_MEMCHECK=yes],
+        [SMX_MEMCHECK="no (install valgrind for memcheck-clean runs)"])
 ])

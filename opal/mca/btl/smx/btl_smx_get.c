@@ -323,6 +323,7 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
 
     if (SMX_PIECE_PUSHED == piece->offset) {
         op->received = op->size; /* the server copied it all into op->local already */
+        SMX_WRITTEN_BY_PEER(op->local, op->size);
     } else {
         memcpy(op->local + piece->offset, piece + 1, chunk);
         op->received += chunk;

@@ -3,6 +3,9 @@
 
 # MCA_opal_smsc_knemlike_CONFIG([action-if-can-compile], [action-if-cannot-compile])
 AC_DEFUN([MCA_opal_smsc_knemlike_CONFIG], [
+    # Optional: valgrind's client requests (see the project's SMX_CHECK_MEMCHECK).
+    AC_CHECK_HEADER([valgrind/memcheck.h],
+        [AC_DEFINE([SMX_HAVE_MEMCHECK_H], [1], [valgrind/memcheck.h is available])])
     AC_CONFIG_FILES([opal/mca/smsc/knemlike/Makefile])
     # The uapi header of the knemlike module (kmod/include/uapi of this project).
     AC_ARG_WITH([knemlike-uapi],

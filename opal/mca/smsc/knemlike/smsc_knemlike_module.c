@@ -91,6 +91,10 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
     }
     req.cookie = reg->cookie;
     req.offset = remote - reg->base;
+    if (KNEMLIKE_COPY_TO_REGION == direction) {
+        /* what the kernel will read here, checked as valgrind checks a write() */
+        SMSC_KNEMLIKE_CHECK_DEFINED(local_address, size);
+    }
     if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_COPY, &req)) {
         int err = errno;
         opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
@@ -100,6 +104,9 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
                                                        : "?",
                             strerror(err));
         return ESRCH == err ? OPAL_ERR_UNREACH : OPAL_ERROR;
+    }
+    if (KNEMLIKE_COPY_FROM_REGION == direction) {
+        SMSC_KNEMLIKE_WRITTEN(local_address, size);
     }
     return OPAL_SUCCESS;
 }
