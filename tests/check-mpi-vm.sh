@@ -3,7 +3,8 @@
 # project's kernel module is loaded: btl/smx with cma, with no single copy and with
 # knemlike, and stock btl/sm with knemlike, at 2 and 4 ranks (tests/configurations.sh);
 # then the registration cache's hits (MPI_T) and the module's counters once every job is
-# gone, and a /dev/shm too small for btl/smx's segments. Quick mode: every category, fewer repeats.
+# gone, knemlike's data under valgrind's memcheck, and a /dev/shm too small for btl/smx's
+# segments. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -30,20 +31,21 @@ mkdir -p "$build/tests/smsc"
 
 suite="$top/tests/mpi/run-suite --quick"
 script=""
+# Around a run that must use the module: its copy counter must move in between.
+copies_before() { script+="before=\$(cat /sys/class/misc/knemlike/stats/copies); "; }
+copies_after() { # copies_after LABEL
+	script+="n=\$((\$(cat /sys/class/misc/knemlike/stats/copies) - before)); "
+	script+="if [ \$n -gt 0 ]; then echo \"ok: $1 copied through knemlike \$n times\"; "
+	script+="else echo 'FAIL: $1 never copied through knemlike'; status=1; fi; "
+}
 for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MPI_CONFIGS_NP4); do
 	np=${run%%:*}
 	cfg=${run#*:}
 	must_copy=0
 	case " $SMX_VM_KNEMLIKE_MUST_COPY " in *" $cfg "*) must_copy=1 ;; esac
-	if [ $must_copy = 1 ]; then
-		script+="before=\$(cat /sys/class/misc/knemlike/stats/copies); "
-	fi
+	if [ $must_copy = 1 ]; then copies_before; fi
 	script+="$suite --np $np --label '$cfg np=$np (VM)' $(smx_config_args "$cfg") || status=1; "
-	if [ $must_copy = 1 ]; then
-		script+="n=\$((\$(cat /sys/class/misc/knemlike/stats/copies) - before)); "
-		script+="if [ \$n -gt 0 ]; then echo \"ok: $cfg np=$np copied through knemlike \$n times\"; "
-		script+="else echo 'FAIL: $cfg np=$np never copied through knemlike'; status=1; fi; "
-	fi
+	if [ $must_copy = 1 ]; then copies_after "$cfg np=$np"; fi
 done
 script+="echo '== registration cache (sm + knemlike)'; "
 script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "
@@ -52,6 +54,24 @@ script+="$build/tests/smsc/cache_hits || status=1; "
 script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "
 script+="[ \"\$live\" = 0 ] || { echo 'FAIL: regions left registered after the jobs ended'; status=1; }; "
+# Under valgrind's memcheck, data the module copied into a rank must read as initialised
+# there (smsc/knemlike tells memcheck what the kernel wrote): collectives receives into
+# buffers it never wrote, then checks them. Both users of knemlike, btl/smx and stock sm;
+# the reports are judged on the host afterwards (tests/memcheck-scan, as on the host in
+# check-memcheck-host.sh).
+memcheck_dir=$build/memcheck-vm
+rm -rf "$memcheck_dir"
+for cfg in smx-knemlike-busy sm-knemlike; do
+	mkdir -p "$memcheck_dir/$cfg"
+	script+="echo '== memcheck: collectives on $cfg'; "
+	copies_before
+	script+="timeout 600 mpirun --allow-run-as-root -np 2 --bind-to none $(smx_config_args "$cfg") "
+	script+="--mca mca_base_component_disable_dlclose 1 -x SMX_TEST_QUICK=1 valgrind "
+	script+="--tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect "
+	script+="--suppressions=$top/tests/memcheck.supp --xml=yes "
+	script+="--xml-file=$memcheck_dir/$cfg/%p.xml $build/tests/mpi/collectives || status=1; "
+	copies_after "$cfg under memcheck"
+done
 # Last, as it shrinks the guest's /dev/shm. With 4 MiB the default rings of 32 slots fit
 # one process's segment but not both: btl/smx halves the slots until both fit, and says
 # nothing. Rings of 32 slots asked for explicitly stay: a warning, and the job runs; with
@@ -76,4 +96,12 @@ shm_case 2m "more shared memory than /dev/shm" "rings of 16 slots" no \
 	"rings of 32 slots asked for: no room for one segment, smx refused by name" \
 	"--mca btl_smx_ring_slots 32"
 cd "$top"
-exec "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status"
+status=0
+"$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1
+for cfg in smx-knemlike-busy sm-knemlike; do
+	echo "== memcheck reports of $cfg (VM)"
+	[ "$(ls "$memcheck_dir/$cfg"/*.xml 2>/dev/null | wc -l)" = 2 ] ||
+		{ echo "FAIL: $cfg: not one valgrind report per rank"; status=1; }
+	"$top/tests/memcheck-scan" "$memcheck_dir/$cfg" | tail -n 60 || status=1
+done
+exit $status
