@@ -43,6 +43,9 @@ rc=0
 rc=0
 "$top/tests/memcheck-scan" "$work/cut" >/dev/null || rc=$?
 [ $rc = 2 ] || fail "memcheck-scan accepted a run that did not finish (exit $rc)"
+rc=0
+"$top/tests/memcheck-scan" --reports 2 "$work/fixture" >/dev/null || rc=$?
+[ $rc = 2 ] || fail "memcheck-scan accepted one report where two were due (exit $rc)"
 
 # counter NAME OUTPUT: the sum over the ranks' finalize lines (btl_smx_verbose 1)
 counter() {
@@ -52,10 +55,7 @@ counter() {
 
 launch=(mpirun -np 2 --bind-to none)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
-# Components stay loaded to the end, so that leak stacks name their frames.
-launch+=(--mca mca_base_component_disable_dlclose 1 --mca btl_smx_verbose 1 -x SMX_TEST_QUICK=1)
-vg=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
-    --suppressions="$top/tests/memcheck.supp" --xml=yes)
+launch+=($(smx_memcheck_mpirun_args) --mca btl_smx_verbose 1)
 
 # config, what its runs must have done (counter field: 1 single copy, 2 double, 3 push), programs
 run_config() {
@@ -64,17 +64,15 @@ run_config() {
 	for p in "$@"; do
 		mkdir -p "$work/$cfg-$p"
 		rc=0
-		out=$(timeout 600 "${launch[@]}" $(smx_config_args "$cfg") "${vg[@]}" \
-			--xml-file="$work/$cfg-$p/%p.xml" "$build/tests/mpi/$p" 2>&1) || rc=$?
+		out=$(timeout 600 "${launch[@]}" $(smx_config_args "$cfg") \
+			$(smx_memcheck_valgrind "$work/$cfg-$p") "$build/tests/mpi/$p" 2>&1) || rc=$?
 		if [ $rc != 0 ] || ! grep -q "^$p: PASS" <<<"$out"; then
 			fail "$p on $cfg under valgrind (exit $rc): $(tail -n 15 <<<"$out")"
 			continue
 		fi
-		[ "$(ls "$work/$cfg-$p"/*.xml 2>/dev/null | wc -l)" = 2 ] ||
-			fail "$p on $cfg: not one valgrind report per rank"
 		total=$((total + $(counter "$field" "$out")))
 		rc=0
-		"$top/tests/memcheck-scan" "$work/$cfg-$p" >"$work/scan" || rc=$?
+		"$top/tests/memcheck-scan" --reports 2 "$work/$cfg-$p" >"$work/scan" || rc=$?
 		if [ $rc = 0 ]; then
 			echo "ok: $p on $cfg: $(tail -n 1 "$work/scan" | sed 's/^memcheck-scan: //')"
 		else

@@ -66,10 +66,8 @@ for cfg in smx-knemlike-busy sm-knemlike; do
 	script+="echo '== memcheck: collectives on $cfg'; "
 	copies_before
 	script+="timeout 600 mpirun --allow-run-as-root -np 2 --bind-to none $(smx_config_args "$cfg") "
-	script+="--mca mca_base_component_disable_dlclose 1 -x SMX_TEST_QUICK=1 valgrind "
-	script+="--tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect "
-	script+="--suppressions=$top/tests/memcheck.supp --xml=yes "
-	script+="--xml-file=$memcheck_dir/$cfg/%p.xml $build/tests/mpi/collectives || status=1; "
+	script+="$(smx_memcheck_mpirun_args) $(smx_memcheck_valgrind "$memcheck_dir/$cfg") "
+	script+="$build/tests/mpi/collectives || status=1; "
 	copies_after "$cfg under memcheck"
 done
 # Last, as it shrinks the guest's /dev/shm. With 4 MiB the default rings of 32 slots fit
@@ -100,8 +98,6 @@ status=0
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1
 for cfg in smx-knemlike-busy sm-knemlike; do
 	echo "== memcheck reports of $cfg (VM)"
-	[ "$(ls "$memcheck_dir/$cfg"/*.xml 2>/dev/null | wc -l)" = 2 ] ||
-		{ echo "FAIL: $cfg: not one valgrind report per rank"; status=1; }
-	"$top/tests/memcheck-scan" "$memcheck_dir/$cfg" | tail -n 60 || status=1
+	"$top/tests/memcheck-scan" --reports 2 "$memcheck_dir/$cfg" | tail -n 60 || status=1
 done
 exit $status

@@ -23,3 +23,17 @@ smx_config_args() {
 		{ echo "tests/configurations.sh: unknown configuration '$1'" >&2; return 1; }
 	echo "$args"
 }
+
+# A program under valgrind's memcheck, as tests/memcheck-scan judges it: mpirun's
+# arguments (the components stay loaded to the end, so that leak stacks name their
+# frames; the suite's quick mode), and the valgrind command writing one XML report per
+# rank into DIR.
+smx_memcheck_mpirun_args() {
+	echo "--mca mca_base_component_disable_dlclose 1 -x SMX_TEST_QUICK=1"
+}
+smx_memcheck_valgrind() { # smx_memcheck_valgrind DIR
+	local supp
+	supp=$(cd "$(dirname "$SMX_CONFIGURATIONS_FILE")" && pwd)/memcheck.supp
+	echo "valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect" \
+		"--suppressions=$supp --xml=yes --xml-file=$1/%p.xml"
+}
