@@ -38,6 +38,7 @@ check_param btl smx btl_smx_frag_size
 check_param btl smx btl_smx_max_frags
 check_param btl smx btl_smx_segment_max_mb
 check_param btl smx btl_smx_eager_limit
+check_param btl smx btl_smx_single_copy_window_max
 check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device
 check_param smsc knemlike smsc_knemlike_cache_max_entries

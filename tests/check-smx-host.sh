@@ -90,6 +90,12 @@ check_param "a busy eager limit below an ob1 header" btl_smx_eager_limit_busy \
 check_param "a negative busy process count" btl_smx_busy_ranks --mca btl_smx_busy_ranks -2
 check_param "a negative single-copy cost other than -1" btl_smx_single_copy_cost_max \
 	--mca btl_smx_single_copy_cost_max -2
+check_param "a window cost that is not a number" btl_smx_single_copy_window_cost_max \
+	--mca btl_smx_single_copy_window_cost_max nan
+check_param "a negative single-copy window" btl_smx_single_copy_window_max \
+	--mca btl_smx_single_copy_window_max -1
+check_param "a window eager limit above the fragment size" btl_smx_eager_limit_window \
+	--mca btl_smx_eager_limit_window 40000
 check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
 check_param "a ring of 4 GiB (4096 slots of 1 MiB)" btl_smx_ring_slots \
@@ -186,6 +192,8 @@ if [ "$dflt_n" = 0 ]; then dflt_ok=$([ "$dflt" = 0 ] && echo y); else dflt_ok=$(
 #    cheap (btl_smx_single_copy_cost_max -1: always), every rendezvous goes by single copy
 #    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
 #    say never; with btl_smx_single_copy_oversubscribed false or a cost limit of 0, none
+#    (the single-copy window is closed, so that no rule measures single copy's cost, which
+#    reads through process_vm_readv too)
 # (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
 threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
 over=$((threads + 1))
@@ -199,6 +207,7 @@ reads() {
 	mpirun -np "$over" --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
 		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
 		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:--1}" \
+		--mca btl_smx_single_copy_window_max 0 \
 		--mca btl_smx_single_copy_oversubscribed "$1" \
 		--mca btl_smx_verbose 10 \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
@@ -311,4 +320,48 @@ read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
 	echo "ok: gets counted: without single copy $nosc_double by double copy, none single;" \
 		"busy with cma $busy_single single" ||
 	fail "get counters: smx-nosc '$nosc_single $nosc_double', smx-busy '$busy_single $busy_double'"
+
+# 10. the single-copy window: where it is open (btl_smx_single_copy_window_cost_max -1:
+#     always), every class sends eagerly up to btl_smx_eager_limit_window (17408) and
+#     single-copies every rendezvous up to btl_smx_single_copy_window_max (64 KiB), here
+#     where the l3 class's own threshold says never: a 16 KiB ping-pong goes eagerly, 32
+#     KiB by single copy, 128 KiB by double copy; closed (0, or a window of 0 bytes), 32
+#     KiB goes eagerly again (l3's limit, 34816); by default it opens exactly in the
+#     processes that measured a single copy at 1.75 memcpys or less
+window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIMITS" summed
+	# over both ranks (WINDOWS: peers printed with a window), or "failed"
+	local size=$1 out
+	shift
+	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 10 "$@" \
+		"$bench" --mode pingpong --sizes "$size" --samples 2 2>&1 | tr -d '\000')
+	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
+	echo "$(sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy,.*/\1 \2/p' \
+		<<<"$out" | awk '{ s += $1; d += $2; n++ } END { print (n == 2 ? s " " d : "failed") }')" \
+		"$(grep -c "btl:smx: peer .*, single-copy window up to 65536, " <<<"$out")" \
+		"$(sed -n 's/.*btl:smx: peer .*, eager limit \([0-9]*\), .*/\1/p' <<<"$out" | sort -u | paste -sd/)"
+}
+wopen=(--mca btl_smx_single_copy_window_cost_max -1)
+read -r w16 < <(window_gets 16384 "${wopen[@]}")
+read -r w32 < <(window_gets 32768 "${wopen[@]}")
+read -r w128 < <(window_gets 131072 "${wopen[@]}")
+read -r c32 < <(window_gets 32768 --mca btl_smx_single_copy_window_cost_max 0)
+read -r z32 < <(window_gets 32768 "${wopen[@]}" --mca btl_smx_single_copy_window_max 0)
+[ "$w16" = "0 0 2 17408" ] && [[ $w32 =~ ^[1-9][0-9]*\ 0\ 2\ 17408$ ]] &&
+	[[ $w128 =~ ^0\ [1-9][0-9]*\ 2\ 17408$ ]] && [ "$c32" = "0 0 0 34816" ] &&
+	[ "$z32" = "0 0 0 34816" ] &&
+	echo "ok: the single-copy window open: 16 KiB eager, 32 KiB by single copy" \
+		"(${w32%% *} gets), 128 KiB by double copy; closed or empty: 32 KiB eager" ||
+	fail "single-copy window (single gets, double gets, peers with a window, eager limits):" \
+		"open: 16 KiB '$w16' (want 0 0 2 17408), 32 KiB '$w32' (want N 0 2 17408)," \
+		"128 KiB '$w128' (want 0 N 2 17408); closed '$c32', empty '$z32' (want 0 0 0 34816)"
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+judged=$(sed -n 's/.*a single copy costs \([0-9.]*\) memcpys .*single-copy window \(up to\|off\).*/\1 \2/p' \
+	<<<"$out" | awk '{ n++; if (($1 <= 1.75) != ($2 == "up")) bad++ }
+		END { print n + 0, bad + 0 }')
+grep -q "^anysource: PASS" <<<"$out" && [ "$judged" = "2 0" ] &&
+	echo "ok: by default the window opens as each process measured: $(grep -o 'costs [0-9.]* memcpys' \
+		<<<"$out" | paste -sd, -), $(grep -o 'single-copy window [a-z]*' <<<"$out" | paste -sd, -)" ||
+	fail "default window: want both processes to print a measured cost and a window open" \
+		"exactly at 1.75 memcpys or less ('$judged' processes / disagreeing): $out"
 exit $status

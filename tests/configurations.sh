@@ -7,7 +7,7 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # guest, where the knemlike module is loaded: btl/smx with each kind of copy and stock
 # btl/sm with knemlike, at 2 and 4 ranks (stock sm with cma or no single copy is covered
 # on the host; emulation makes each run in the guest about eight times slower).
-SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight"
+SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window"
 SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
 # Of those, the ones that must copy through knemlike (its copy counter has to move): stock

@@ -410,8 +410,11 @@ def sweep(a):
     def job_args(cls, proto):
         args = launcher.base(pairs[cls], p["same_core"][cls]) + [
             "--mca", "btl", "smx,self", "--mca", "btl_smx_verbose", "10",
-            # a lone pair: the load signal must not switch protocols under the sweep
-            "--mca", "btl_smx_busy_transfers", "-1"]
+            # a lone pair: the load signal must not switch protocols under the sweep, nor
+            # the single-copy window (it would single-copy up to 64 KiB and lower the
+            # eager limit wherever a copy measures cheap)
+            "--mca", "btl_smx_busy_transfers", "-1",
+            "--mca", "btl_smx_single_copy_window_max", "0"]
         if proto == analysis.DOUBLE:
             return args + ["--mca", "btl_smx_single_copy_min_" + cls, "0"]
         return args + ["--mca", "smsc", proto, "--mca", "btl_smx_single_copy_min_" + cls, "1"]

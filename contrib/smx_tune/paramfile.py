@@ -88,6 +88,12 @@ def render(info, result):
             if m != mech and cls in decs and decs[cls].threshold is not None:
                 out.append("#   (with %s instead: %s)" % (m, decs[cls].reason))
         out.append("#")
+    if any(d is not None and d.threshold is not None for d in chosen.values()):
+        # The sweep ran with the window closed; left open, it would override the measured
+        # thresholds up to 64 KiB and lower the eager limits this file's header shows.
+        out.append("# measured with btl/smx's single-copy window closed: the thresholds above "
+                   "replace it")
+        out.append("btl_smx_single_copy_window_max=0")
     if info["absent"]:
         out.append("# not on this machine (defaults kept): " + ", ".join(info["absent"]))
     if mech and info["available"] > 1:

@@ -193,7 +193,8 @@ class ParameterFile(unittest.TestCase):
         text, values = self.render(rows, ["l3", "remote"], ["cma"],
                                    {"l3": 34816, "remote": 4096}, 1)
         self.assertEqual(values, {"btl_smx_single_copy_min_l3": "0",
-                                  "btl_smx_single_copy_min_remote": "8192"})
+                                  "btl_smx_single_copy_min_remote": "8192",
+                                  "btl_smx_single_copy_window_max": "0"})
         for needle in ("# machine:    testhost", "# date:       2026-11-22", "double us",
                        "cma us", "not on this machine (defaults kept): numa"):
             self.assertIn(needle, text)

@@ -95,6 +95,11 @@ struct mca_btl_smx_component_t {
     bool single_copy_cost_known;  /* the measurement ran (or was not needed) */
     bool busy_single_copy;        /* a busy node lowers the single-copy threshold (unless
                                      single copy measured too dear) */
+    int64_t eager_limit_window;   /* btl_smx_eager_limit_window */
+    int64_t single_copy_window_max; /* btl_smx_single_copy_window_max; 0: no window */
+    double single_copy_window_cost_max; /* btl_smx_single_copy_window_cost_max */
+    bool window_open;             /* single copy measured cheap enough for the window: every
+                                     rendezvous up to single_copy_window_max by single copy */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;

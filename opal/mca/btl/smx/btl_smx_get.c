@@ -7,7 +7,8 @@
  * given to
  *   - the selected SMSC component (single copy), if the peer has a single-copy endpoint
  *     and the size reaches the class's threshold as it stands now (lowered while the node
- *     is busy, see mca_btl_smx_single_copy_min_now), or
+ *     is busy, see mca_btl_smx_single_copy_min_now) or lies in the single-copy window
+ *     (up to btl_smx_single_copy_window_max, where single copy measured cheap), or
  *   - a pipelined double copy through the rings: the receiver asks the sender's BTL for
  *     the range (SMX_SLOT_GET_REQ); the sender's progress copies it into ring slots
  *     (SMX_SLOT_GET_DATA), the receiver copies each out as it arrives. Both copies stream
@@ -169,7 +170,9 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     struct smx_get_op *op;
     mca_btl_smx_frag_t *frag;
 
-    if (NULL != endpoint->smsc_endpoint && 0 != threshold && size >= threshold) {
+    if (NULL != endpoint->smsc_endpoint
+        && ((0 != threshold && size >= threshold)
+            || (c->window_open && size <= (uint64_t) c->single_copy_window_max))) {
         int rc;
 
         smx_count(counter, 1);

@@ -362,7 +362,7 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_class_limits *l = &c->limits[ep->cls];
     int64_t busy = mca_btl_smx_single_copy_min_busy(ep->cls);
-    char single[128], busy_words[96];
+    char single[128], busy_words[96], window[64] = "";
 
     if (NULL == ep->smsc_endpoint) {
         snprintf(single, sizeof(single), "never (no single-copy endpoint)");
@@ -379,6 +379,10 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
         snprintf(single + n, sizeof(single) - (size_t) n,
                  0 == busy ? " (busy: never)" : " (busy: %" PRId64 ")", busy);
     }
+    if (NULL != ep->smsc_endpoint && c->window_open) {
+        snprintf(window, sizeof(window), ", single-copy window up to %" PRId64,
+                 c->single_copy_window_max);
+    }
     if (c->crowded) {
         snprintf(busy_words, sizeof(busy_words), "node busy: %d processes > btl_smx_busy_ranks",
                  c->num_local);
@@ -388,57 +392,92 @@ static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
     }
     opal_output_verbose(10, c->output,
                         "btl:smx: peer %s (local rank %d): class %s, eager limit %zu"
-                        ", rendezvous first fragment %" PRId64 ", single copy from %s, %s",
+                        ", rendezvous first fragment %" PRId64 ", single copy from %s%s, %s",
                         OPAL_NAME_PRINT(ep->proc->proc_name), ep->peer_local_rank,
                         smx_locality_class_name(ep->cls), ep->module->super.btl_eager_limit,
-                        l->rndv_eager_limit, single, busy_words);
+                        l->rndv_eager_limit, single, window, busy_words);
+}
+
+/* Is a copy through the smsc component, measured at `cost` memcpys (< 0: not measured),
+ * cheap by the limit `max` (0: never; -1: always)? */
+static bool smx_cheap_by(double max, double cost)
+{
+    if (-1.0 == max) {
+        return true;
+    }
+    return 0.0 < max && cost >= 0.0 && cost <= max;
 }
 
 /* Once, before the first peer is printed: may the exchange push, the oversubscribed rule
  * and the busy rules replace two memcpys by one smsc copy on this machine
- * (btl_smx_single_copy_cost_max)? */
+ * (btl_smx_single_copy_cost_max), and does the single-copy window open
+ * (btl_smx_single_copy_window_cost_max)? The window lowers every module's eager limit
+ * here, before ob1 sends anything through it: ob1 reads the limit at each send. */
 static void smx_weigh_single_copy(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    char cost[64];
-    bool cheap;
+    bool rules, window, cheap = false, could_push = c->can_push, over = c->oversubscribed;
+    char cost[64], window_words[96];
 
     if (c->single_copy_cost_known) {
         return;
     }
     c->single_copy_cost_known = true;
-    if (NULL == mca_smsc
-        || (!c->can_push && !c->oversubscribed
-            && (0 == c->single_copy_min_busy || (!c->crowded && c->busy_transfers < 0)))) {
+    rules = c->can_push || c->oversubscribed
+            || (0 != c->single_copy_min_busy && (c->crowded || c->busy_transfers >= 0));
+    window = 0 != c->single_copy_window_max && 0.0 != c->single_copy_window_cost_max;
+    if (NULL == mca_smsc || (!rules && !window)) {
         return; /* no rule here depends on it: spare the measurement */
     }
-    if (-1.0 == c->single_copy_cost_max) {
-        cheap = true;
-    } else if (0.0 == c->single_copy_cost_max) {
-        cheap = false;
-    } else {
+    if ((rules && 0.0 < c->single_copy_cost_max)
+        || (window && 0.0 < c->single_copy_window_cost_max)) {
         c->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
-        cheap = c->single_copy_cost >= 0.0 && c->single_copy_cost <= c->single_copy_cost_max;
     }
     if (c->single_copy_cost >= 0.0) {
         snprintf(cost, sizeof(cost), "%.2f memcpys (4 MiB)", c->single_copy_cost);
     } else {
-        snprintf(cost, sizeof(cost), "%s", 0.0 < c->single_copy_cost_max ? "not measurable"
-                                                                          : "not measured");
+        snprintf(cost, sizeof(cost), "%s",
+                 (rules && 0.0 < c->single_copy_cost_max)
+                         || (window && 0.0 < c->single_copy_window_cost_max)
+                     ? "not measurable"
+                     : "not measured");
+    }
+    if (rules) {
+        cheap = smx_cheap_by(c->single_copy_cost_max, c->single_copy_cost);
+        if (!cheap) {
+            c->can_push = false;
+            c->oversubscribed = false;
+            c->busy_single_copy = false;
+        }
+    }
+    c->window_open = window && smx_cheap_by(c->single_copy_window_cost_max, c->single_copy_cost);
+    if (c->window_open && 0 != c->eager_limit_window) {
+        for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+            mca_btl_smx_module_t *module = c->modules[cls];
+
+            if (NULL != module && (size_t) c->eager_limit_window < module->super.btl_eager_limit) {
+                module->super.btl_eager_limit = (size_t) c->eager_limit_window;
+                module->super.btl_rdma_pipeline_send_length = module->super.btl_eager_limit;
+                module->super.btl_rdma_pipeline_frag_size = module->super.btl_eager_limit;
+            }
+        }
+    }
+    if (c->window_open) {
+        snprintf(window_words, sizeof(window_words), "up to %" PRId64 " bytes",
+                 c->single_copy_window_max);
+    } else {
+        snprintf(window_words, sizeof(window_words), "%s",
+                 window ? "off (single copy too dear)" : "off");
     }
     opal_output_verbose(1, c->output,
                         "btl:smx: a single copy costs %s here, btl_smx_single_copy_cost_max "
                         "%g: exchange push %s, oversubscribed single copy %s, busy single copy "
-                        "%s",
+                        "%s; btl_smx_single_copy_window_cost_max %g: single-copy window %s",
                         cost, c->single_copy_cost_max,
-                        !c->can_push ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        !c->oversubscribed ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        cheap ? "on" : "off (single copy too dear)");
-    if (!cheap) {
-        c->can_push = false;
-        c->oversubscribed = false;
-        c->busy_single_copy = false;
-    }
+                        !could_push ? "off" : cheap ? "on" : "off (single copy too dear)",
+                        !over ? "off" : cheap ? "on" : "off (single copy too dear)",
+                        !rules ? "off" : cheap ? "on" : "off (single copy too dear)",
+                        c->single_copy_window_cost_max, window_words);
 }
 
 /* bml/r2 offers every peer to every module; each module takes only its class's peers
