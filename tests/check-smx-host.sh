@@ -326,8 +326,9 @@ read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
 #     single-copies every rendezvous up to btl_smx_single_copy_window_max (64 KiB), here
 #     where the l3 class's own threshold says never: a 16 KiB ping-pong goes eagerly, 32
 #     KiB by single copy, 128 KiB by double copy; closed (0, or a window of 0 bytes), 32
-#     KiB goes eagerly again (l3's limit, 34816); by default it opens exactly in the
-#     processes that measured a single copy at 1.75 memcpys or less
+#     KiB goes eagerly again (l3's limit, 34816); otherwise it opens exactly in the
+#     processes that measured a single copy at btl_smx_single_copy_window_cost_max
+#     memcpys or less (1.75 by default; 1000 opens it here, 0.01 keeps it closed)
 window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIMITS" summed
 	# over both ranks (WINDOWS: peers printed with a window), or "failed"
 	local size=$1 out
@@ -354,14 +355,28 @@ read -r z32 < <(window_gets 32768 "${wopen[@]}" --mca btl_smx_single_copy_window
 	fail "single-copy window (single gets, double gets, peers with a window, eager limits):" \
 		"open: 16 KiB '$w16' (want 0 0 2 17408), 32 KiB '$w32' (want N 0 2 17408)," \
 		"128 KiB '$w128' (want 0 N 2 17408); closed '$c32', empty '$z32' (want 0 0 0 34816)"
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
-	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
-judged=$(sed -n 's/.*a single copy costs \([0-9.]*\) memcpys .*single-copy window \(up to\|off\).*/\1 \2/p' \
-	<<<"$out" | awk '{ n++; if (($1 <= 1.75) != ($2 == "up")) bad++ }
-		END { print n + 0, bad + 0 }')
-grep -q "^anysource: PASS" <<<"$out" && [ "$judged" = "2 0" ] &&
-	echo "ok: by default the window opens as each process measured: $(grep -o 'costs [0-9.]* memcpys' \
-		<<<"$out" | paste -sd, -), $(grep -o 'single-copy window [a-z]*' <<<"$out" | paste -sd, -)" ||
-	fail "default window: want both processes to print a measured cost and a window open" \
-		"exactly at 1.75 memcpys or less ('$judged' processes / disagreeing): $out"
+# window_judged LIMIT: "PROCESSES DISAGREEING OPENED": processes that printed a measured
+# cost and the window's state with btl_smx_single_copy_window_cost_max LIMIT, how many of
+# them opened it against the limit, how many opened it; or "failed"
+window_judged() {
+	local out
+	out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+		--mca btl_smx_single_copy_window_cost_max "$1" "$build/tests/mpi/anysource" 2>&1 |
+		tr -d '\000')
+	grep -q "^anysource: PASS" <<<"$out" || { echo failed; return; }
+	sed -n 's/.*a single copy costs \([0-9.]*\) memcpys .*single-copy window \(up to\|off\).*/\1 \2/p' \
+		<<<"$out" | awk -v limit="$1" '{ n++; opened += ($2 == "up") }
+		# the cost is printed to 2 decimals: a value equal to the limit may be either side
+		$1 != limit && ($1 < limit) != ($2 == "up") { bad++ }
+		END { print n + 0, bad + 0, opened + 0 }'
+}
+read -r dflt_judged < <(window_judged 1.75)
+read -r wide_judged < <(window_judged 1000)
+read -r narrow_judged < <(window_judged 0.01)
+[ "${dflt_judged% *}" = "2 0" ] && [ "$wide_judged" = "2 0 2" ] && [ "$narrow_judged" = "2 0 0" ] &&
+	echo "ok: the window opens as each process measured: by default in ${dflt_judged##* } of 2," \
+		"with a limit of 1000 memcpys in both, with 0.01 in neither" ||
+	fail "measured window (processes, disagreeing with the limit, opened): default" \
+		"'$dflt_judged' (want 2 0 N), limit 1000 '$wide_judged' (want 2 0 2), limit 0.01" \
+		"'$narrow_judged' (want 2 0 0)"
 exit $status
