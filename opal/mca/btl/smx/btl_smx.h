@@ -46,6 +46,15 @@ struct mca_btl_smx_module_t {
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
+/* What ob1 reads from the module at each send (pml_ob1_sendreq.h): its eager limit, and
+ * the RDMA pipeline lengths, which follow it (the pipeline itself is off). */
+static inline void mca_btl_smx_module_set_eager_limit(mca_btl_smx_module_t *module, size_t limit)
+{
+    module->super.btl_eager_limit = limit;
+    module->super.btl_rdma_pipeline_send_length = limit;
+    module->super.btl_rdma_pipeline_frag_size = limit;
+}
+
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */

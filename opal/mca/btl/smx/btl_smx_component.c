@@ -469,6 +469,34 @@ static bool smx_refuse(const char *name, const char *value, const char *expected
     return false;
 }
 
+/* An eager limit that overrides every class's under some condition (busy, the window):
+ * 0 (no change) or one that a fragment can hold. */
+static bool smx_override_eager_limit_valid(const char *name, int64_t limit)
+{
+    const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    char value[64], expected[128];
+
+    if (0 == limit || (limit >= 64 && limit <= (int64_t) m->btl_max_send_size)) {
+        return true;
+    }
+    snprintf(value, sizeof(value), "%" PRId64, limit);
+    snprintf(expected, sizeof(expected), "0 (no change) or 64 to btl_smx_max_send_size (%zu)",
+             m->btl_max_send_size);
+    return smx_refuse(name, value, expected);
+}
+
+/* A limit on the measured single-copy cost: 0 (never), -1 (always) or a positive number. */
+static bool smx_cost_limit_valid(const char *name, double limit)
+{
+    char value[64];
+
+    if (limit >= 0.0 || -1.0 == limit) {
+        return true;
+    }
+    snprintf(value, sizeof(value), "%g", limit);
+    return smx_refuse(name, value, "0 (never), -1 (always) or a positive number of memcpys");
+}
+
 /* Refuse values that cannot work, naming the parameter; never clamp silently. */
 static bool smx_parameters_valid(void)
 {
@@ -541,10 +569,8 @@ static bool smx_parameters_valid(void)
         return smx_refuse("btl_smx_single_copy_min_busy", value,
                           "0 (busy changes nothing) or a size in bytes");
     }
-    if (!(c->single_copy_cost_max >= 0.0) && -1.0 != c->single_copy_cost_max) {
-        snprintf(value, sizeof(value), "%g", c->single_copy_cost_max);
-        return smx_refuse("btl_smx_single_copy_cost_max", value,
-                          "0 (never), -1 (always) or a positive number of memcpys");
+    if (!smx_cost_limit_valid("btl_smx_single_copy_cost_max", c->single_copy_cost_max)) {
+        return false;
     }
     if (c->busy_transfers < -1) {
         snprintf(value, sizeof(value), "%d", c->busy_transfers);
@@ -554,32 +580,17 @@ static bool smx_parameters_valid(void)
         snprintf(value, sizeof(value), "%d", c->busy_ranks);
         return smx_refuse("btl_smx_busy_ranks", value, "-1 (never busy) or a count >= 0");
     }
-    if (0 != c->eager_limit_busy
-        && (c->eager_limit_busy < 64 || c->eager_limit_busy > (int64_t) m->btl_max_send_size)) {
-        snprintf(value, sizeof(value), "%" PRId64, c->eager_limit_busy);
-        snprintf(expected, sizeof(expected), "0 (no change) or 64 to btl_smx_max_send_size (%zu)",
-                 m->btl_max_send_size);
-        return smx_refuse("btl_smx_eager_limit_busy", value, expected);
-    }
-    if (0 != c->eager_limit_window
-        && (c->eager_limit_window < 64
-            || c->eager_limit_window > (int64_t) m->btl_max_send_size)) {
-        snprintf(value, sizeof(value), "%" PRId64, c->eager_limit_window);
-        snprintf(expected, sizeof(expected), "0 (no change) or 64 to btl_smx_max_send_size (%zu)",
-                 m->btl_max_send_size);
-        return smx_refuse("btl_smx_eager_limit_window", value, expected);
+    if (!smx_override_eager_limit_valid("btl_smx_eager_limit_busy", c->eager_limit_busy)
+        || !smx_override_eager_limit_valid("btl_smx_eager_limit_window", c->eager_limit_window)) {
+        return false;
     }
     if (c->single_copy_window_max < 0) {
         snprintf(value, sizeof(value), "%" PRId64, c->single_copy_window_max);
         return smx_refuse("btl_smx_single_copy_window_max", value,
                           "0 (no window) or a size in bytes");
     }
-    if (!(c->single_copy_window_cost_max >= 0.0) && -1.0 != c->single_copy_window_cost_max) {
-        snprintf(value, sizeof(value), "%g", c->single_copy_window_cost_max);
-        return smx_refuse("btl_smx_single_copy_window_cost_max", value,
-                          "0 (never), -1 (always) or a positive number of memcpys");
-    }
-    return true;
+    return smx_cost_limit_valid("btl_smx_single_copy_window_cost_max",
+                                c->single_copy_window_cost_max);
 }
 
 /* The classes some peer of mine can fall into here; my binding kept for add_procs, and
@@ -626,15 +637,13 @@ static mca_btl_smx_module_t *smx_module_create(int cls)
      * a rendezvous's first fragment. The single-copy threshold is not an ob1 notion: ob1
      * sends every contiguous message above the eager limit by btl_get when the module has
      * MCA_BTL_FLAGS_GET, and btl_smx_get.c picks single or double copy there. */
-    module->super.btl_eager_limit = (size_t) c->limits[cls].eager_limit;
+    mca_btl_smx_module_set_eager_limit(module, (size_t) c->limits[cls].eager_limit);
     if (c->crowded && 0 != c->eager_limit_busy
         && c->eager_limit_busy < c->limits[cls].eager_limit) {
         /* the rendezvous first fragment stays: it is at least the class's eager limit */
-        module->super.btl_eager_limit = (size_t) c->eager_limit_busy;
+        mca_btl_smx_module_set_eager_limit(module, (size_t) c->eager_limit_busy);
     }
     module->super.btl_rndv_eager_limit = (size_t) c->limits[cls].rndv_eager_limit;
-    module->super.btl_rdma_pipeline_send_length = module->super.btl_eager_limit;
-    module->super.btl_rdma_pipeline_frag_size = module->super.btl_eager_limit;
     return module;
 }
 

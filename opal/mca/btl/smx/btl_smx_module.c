@@ -416,7 +416,8 @@ static bool smx_cheap_by(double max, double cost)
 static void smx_weigh_single_copy(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    bool rules, window, cheap = false, could_push = c->can_push, over = c->oversubscribed;
+    bool rules, window, measure, cheap = false, could_push = c->can_push,
+                                 over = c->oversubscribed;
     char cost[64], window_words[96];
 
     if (c->single_copy_cost_known) {
@@ -429,18 +430,16 @@ static void smx_weigh_single_copy(void)
     if (NULL == mca_smsc || (!rules && !window)) {
         return; /* no rule here depends on it: spare the measurement */
     }
-    if ((rules && 0.0 < c->single_copy_cost_max)
-        || (window && 0.0 < c->single_copy_window_cost_max)) {
+    /* a limit of 0 or -1 decides without the measurement */
+    measure = (rules && 0.0 < c->single_copy_cost_max)
+              || (window && 0.0 < c->single_copy_window_cost_max);
+    if (measure) {
         c->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
     }
     if (c->single_copy_cost >= 0.0) {
         snprintf(cost, sizeof(cost), "%.2f memcpys (4 MiB)", c->single_copy_cost);
     } else {
-        snprintf(cost, sizeof(cost), "%s",
-                 (rules && 0.0 < c->single_copy_cost_max)
-                         || (window && 0.0 < c->single_copy_window_cost_max)
-                     ? "not measurable"
-                     : "not measured");
+        snprintf(cost, sizeof(cost), "%s", measure ? "not measurable" : "not measured");
     }
     if (rules) {
         cheap = smx_cheap_by(c->single_copy_cost_max, c->single_copy_cost);
@@ -456,9 +455,7 @@ static void smx_weigh_single_copy(void)
             mca_btl_smx_module_t *module = c->modules[cls];
 
             if (NULL != module && (size_t) c->eager_limit_window < module->super.btl_eager_limit) {
-                module->super.btl_eager_limit = (size_t) c->eager_limit_window;
-                module->super.btl_rdma_pipeline_send_length = module->super.btl_eager_limit;
-                module->super.btl_rdma_pipeline_frag_size = module->super.btl_eager_limit;
+                mca_btl_smx_module_set_eager_limit(module, (size_t) c->eager_limit_window);
             }
         }
     }
