@@ -31,8 +31,7 @@ cd "$top"
 medians=$(awk -F, '$1 == "median" && $10 == 1 && $7 > 0' "$csv" | wc -l)
 [ "$medians" = 12 ] || { echo "FAIL: expected 12 emulated medians in $csv, found $medians"; exit 1; }
 echo "ok: 4 configurations x 3 sizes, labelled emulated"
-single=$(sed -n 's/^\[smx-knemlike-busy\] .*btl:smx: .*: \([0-9]*\) gets by single copy,.*/\1/p' \
-	"$log" | awk '{ s += $1 } END { print s + 0 }')
+single=$(smx_transfer_counts "$(grep -a '^\[smx-knemlike-busy\] ' "$log")" | awk '{ print $2 }')
 rm -f "$log"
 [ "$single" -gt 0 ] || { echo "FAIL: btl/smx + knemlike (busy) made no single-copy get"; exit 1; }
 echo "ok: btl/smx moved $single rendezvous transfers through knemlike"

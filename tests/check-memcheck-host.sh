@@ -47,10 +47,10 @@ rc=0
 "$top/tests/memcheck-scan" --reports 2 "$work/fixture" >/dev/null || rc=$?
 [ $rc = 2 ] || fail "memcheck-scan accepted one report where two were due (exit $rc)"
 
-# counter NAME OUTPUT: the sum over the ranks' finalize lines (btl_smx_verbose 1)
+# counter FIELD OUTPUT: the sum over the ranks' finalize lines (btl_smx_verbose 1) of
+# field FIELD (1 single copy, 2 double, 3 push; smx_transfer_counts)
 counter() {
-	sed -n "s/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy, \([0-9]*\) exchange pushes.*/\1 \2 \3/p" <<<"$2" |
-		awk -v f="$1" '{ s += $f } END { print s + 0 }'
+	smx_transfer_counts "$2" | awk -v f="$1" '{ print $(f + 1) }'
 }
 
 launch=(mpirun -np 2 --bind-to none)

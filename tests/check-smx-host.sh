@@ -310,8 +310,12 @@ gets() { # gets MCA-ARGS...: "SINGLE DOUBLE" summed over both ranks, or "failed"
 	local out
 	out=$("${launch[@]}" --mca btl_smx_verbose 1 "$@" "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 	grep -q "^p2p: PASS" <<<"$out" || { echo failed; return; }
-	sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy,.*/\1 \2/p' \
-		<<<"$out" | awk '{ s += $1; d += $2; n++ } END { print (n == 2 ? s " " d : "failed") }'
+	both_ranks_gets "$out"
+}
+# both_ranks_gets OUTPUT: "SINGLE DOUBLE" summed over the two ranks' finalize lines, or
+# "failed" where there are not two
+both_ranks_gets() {
+	smx_transfer_counts "$1" | awk '{ print ($1 == 2 ? $2 " " $3 : "failed") }'
 }
 read -r nosc_single nosc_double < <(gets $(smx_config_args smx-nosc))
 read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
@@ -336,8 +340,7 @@ window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIM
 	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 10 "$@" \
 		"$bench" --mode pingpong --sizes "$size" --samples 2 2>&1 | tr -d '\000')
 	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
-	echo "$(sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy,.*/\1 \2/p' \
-		<<<"$out" | awk '{ s += $1; d += $2; n++ } END { print (n == 2 ? s " " d : "failed") }')" \
+	echo "$(both_ranks_gets "$out")" \
 		"$(grep -c "btl:smx: peer .*, single-copy window up to 65536, " <<<"$out")" \
 		"$(sed -n 's/.*btl:smx: peer .*, eager limit \([0-9]*\), .*/\1/p' <<<"$out" | sort -u | paste -sd/)"
 }

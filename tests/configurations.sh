@@ -24,6 +24,14 @@ smx_config_args() {
 	echo "$args"
 }
 
+# What btl/smx's transfers did, from a job's output with btl_smx_verbose 1 (each rank's
+# line at finalize): "RANKS SINGLE DOUBLE PUSHES", the lines found and the sums over them
+# of the gets by single copy, the gets by double copy and the exchange pushes.
+smx_transfer_counts() { # smx_transfer_counts OUTPUT
+	sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy, \([0-9]*\) exchange pushes.*/\1 \2 \3/p' \
+		<<<"$1" | awk '{ n++; s += $1; d += $2; p += $3 } END { print n + 0, s + 0, d + 0, p + 0 }'
+}
+
 # A program under valgrind's memcheck, as tests/memcheck-scan judges it: mpirun's
 # arguments (the components stay loaded to the end, so that leak stacks name their
 # frames; the suite's quick mode), and the valgrind command writing one XML report per
