@@ -36,6 +36,11 @@ smx_apt() {
 		apt-get -q -o DPkg::Lock::Timeout=900 "$@"
 }
 
+# Fresh package lists, and the stamp that says when they were fetched.
+smx_apt_update_lists() {
+	smx_apt update >/dev/null && mkdir -p "$SMX_CACHE" && touch "$SMX_CACHE/.apt-updated"
+}
+
 # Install the Debian packages given that are not installed yet.
 smx_need_packages() {
 	local missing=() p
@@ -47,15 +52,13 @@ smx_need_packages() {
 	smx_log "installing Debian packages: ${missing[*]}"
 	if [ ! -e "$SMX_CACHE/.apt-updated" ] ||
 	   [ -n "$(find "$SMX_CACHE/.apt-updated" -mmin +720 2>/dev/null)" ]; then
-		smx_apt update >/dev/null
-		mkdir -p "$SMX_CACHE" && touch "$SMX_CACHE/.apt-updated"
+		smx_apt_update_lists
 	fi
 	smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null && return 0
 	# The stamp lives in the cache, not beside the lists it speaks of: a cache carried to
 	# a new machine says "updated" where apt has never been. Once more, with fresh lists.
 	smx_log "apt-get install failed; updating the package lists and trying again"
-	smx_apt update >/dev/null && mkdir -p "$SMX_CACHE" && touch "$SMX_CACHE/.apt-updated" &&
-		smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+	smx_apt_update_lists && smx_apt install -y --no-install-recommends "${missing[@]}" >/dev/null ||
 		smx_die "apt-get install failed for: ${missing[*]}"
 }
 
