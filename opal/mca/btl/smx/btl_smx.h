@@ -133,8 +133,9 @@ struct mca_btl_smx_component_t {
     } stats;
 
     opal_list_t completed; /* sent fragments whose callback is due */
-    mca_btl_smx_frag_t *free_frags;
-    int frags_out; /* fragments handed to the upper layer and not yet back (max_frags) */
+    mca_btl_smx_frag_t *free_frags;       /* frag_size buffers */
+    mca_btl_smx_frag_t *free_small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
+    int frags_out; /* large fragments handed to the upper layer and not yet back (max_frags) */
     opal_mutex_t lock;      /* fragments, lists, ring heads: for MPI_THREAD_MULTIPLE */
     opal_mutex_t poll_lock; /* one reader per ring when threads are in use */
 };

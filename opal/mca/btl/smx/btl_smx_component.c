@@ -368,6 +368,7 @@ static int smx_component_open(void)
     OBJ_CONSTRUCT(&c->poll_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->completed, opal_list_t);
     c->free_frags = NULL;
+    c->free_small_frags = NULL;
     c->frags_out = 0;
     memset(&c->stats, 0, sizeof(c->stats));
     return OPAL_SUCCESS;

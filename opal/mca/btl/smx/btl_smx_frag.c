@@ -1,16 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx fragment pool: a LIFO of descriptors, so the most recently used (cache-warm)
- * buffer goes out next. Private to the process; the lock only matters with threads.
+ * btl/smx fragment pool: two LIFOs of descriptors, so that the most recently used
+ * (cache-warm) buffer goes out next. Private to the process; the lock only matters with
+ * threads.
  *
- * Descriptors handed to ob1 are counted, and at btl_smx_max_frags no more are handed out:
- * a sender whose rings are full would otherwise buffer every message it is given, without
- * bound (a burst of 10000 isends of 16 KiB held 200 MB). ob1 keeps a send it cannot start
- * on its own list and retries it from progress, at no cost but the request (a control
- * message, FIN or ACK, waits on another list that ob1 retries when one of its fragments
- * completes: progress takes a completed fragment off the count before its callback, so
- * that retry finds room). Fragments the BTL uses itself (a get's request, one per get in
- * flight, i.e. per receive the application posted) are not counted.
+ * Small descriptors (at most SMX_SMALL_FRAG_BYTES plus the smsc registration handle: any
+ * message that carries an ob1 header and no user data, and the BTL's own get requests)
+ * have small buffers and are never refused. Large ones (frag_size bytes) are counted,
+ * and at btl_smx_max_frags no more are handed out: a sender whose rings are full would
+ * otherwise buffer every message it is given (a burst of 10000 isends of 16 KiB held
+ * 200 MB).
+ *
+ * Why the cap cannot deadlock a job (the argument a reviewer checks):
+ *  1. A receiver consumes every slot that is ready whenever it progresses, whatever its
+ *     own resources: handling a message may queue outgoing fragments, never wait for
+ *     them (btl_smx_module.c, mca_btl_smx_progress). Every process waiting in MPI
+ *     progresses, so every posted slot is consumed.
+ *  2. A queued fragment is posted as soon as its ring has room, which (1) provides; it
+ *     then completes from progress and comes back. So every large descriptor that is out
+ *     comes back, and the count falls, without any process needing anything first.
+ *  3. A refusal therefore only delays. It must also be retried: ob1 (5.0.x) retries a
+ *     refused send (a request's first fragment, a rendezvous's further fragments) from its
+ *     own progress function on every opal_progress call, so these may be refused; they
+ *     are the only descriptors large enough to be.
+ *  4. ob1 retries a refused control message (ACK, FIN, PUT) only from a later fragment's
+ *     completion callback, and in 5.0.7 retries an ACK with a header size it never set:
+ *     a zero-byte ACK that the peer drops (Open MPI pull request 13408, 2025), or a FIN
+ *     that waits for ever once nothing else completes (pull request 13939, 2026). Jobs
+ *     hung on the first at 4 ranks with 8 fragments (the sender waiting for that ACK).
+ *     Control messages are small descriptors, and small descriptors are never refused,
+ *     so ob1 never parks one.
+ *  5. Gets take a small descriptor (their request) and nothing else.
+ * No process ever waits for a descriptor that only another waiting process can return.
+ * What small descriptors cost: one per message that ob1 has handed over for a full ring,
+ * a few hundred bytes, less than ob1's own request for that message.
  */
 #include "opal_config.h"
 
@@ -21,31 +44,42 @@
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_frag_t, mca_btl_base_descriptor_t, NULL, NULL);
 
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, bool counted)
+size_t mca_btl_smx_small_frag_bytes(void)
+{
+    return SMX_SMALL_FRAG_BYTES + mca_btl_smx_module_template.btl_registration_handle_size;
+}
+
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const bool small = size <= mca_btl_smx_small_frag_bytes();
+    mca_btl_smx_frag_t **pool = small ? &c->free_small_frags : &c->free_frags;
     mca_btl_smx_frag_t *frag;
 
     OPAL_THREAD_LOCK(&c->lock);
-    if (counted && c->frags_out >= c->max_frags) {
+    if (!small && c->frags_out >= c->max_frags) {
         OPAL_THREAD_UNLOCK(&c->lock);
-        return NULL;
+        return NULL; /* a send: ob1 retries it from its progress function */
     }
-    frag = c->free_frags;
+    frag = *pool;
     if (NULL != frag) {
-        c->free_frags = frag->next_free;
+        *pool = frag->next_free;
     }
-    c->frags_out += counted;
-    /* (MPI_T reads the peak without the lock; a malloc failure below leaves it one high) */
-    if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
-        __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
-                         __ATOMIC_RELAXED);
+    if (!small) {
+        c->frags_out++;
+        /* (MPI_T reads the peak without the lock; a malloc failure below leaves it one high) */
+        if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
+            __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
+                             __ATOMIC_RELAXED);
+        }
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == frag) {
-        frag = malloc(sizeof(*frag) + (size_t) c->frag_size);
+        size_t room = small ? mca_btl_smx_small_frag_bytes() : (size_t) c->frag_size;
+
+        frag = malloc(sizeof(*frag) + room);
         if (NULL == frag) {
-            if (counted) {
+            if (!small) {
                 OPAL_THREAD_LOCK(&c->lock);
                 c->frags_out--;
                 OPAL_THREAD_UNLOCK(&c->lock);
@@ -53,8 +87,9 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
             return NULL;
         }
         OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
+        frag->small = small;
     }
-    frag->counted = counted;
+    frag->counted = !small;
     frag->endpoint = endpoint;
     frag->kind = SMX_SLOT_AM;
     frag->segment.seg_addr.pval = frag->data;
@@ -82,23 +117,27 @@ void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag)
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_frag_t **pool = frag->small ? &c->free_small_frags : &c->free_frags;
 
     OPAL_THREAD_LOCK(&c->lock);
     c->frags_out -= frag->counted;
     frag->counted = false;
-    frag->next_free = c->free_frags;
-    c->free_frags = frag;
+    frag->next_free = *pool;
+    *pool = frag;
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
 void mca_btl_smx_frag_pool_fini(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_frag_t **pools[2] = {&c->free_frags, &c->free_small_frags};
 
-    while (NULL != c->free_frags) {
-        mca_btl_smx_frag_t *frag = c->free_frags;
-        c->free_frags = frag->next_free;
-        OBJ_DESTRUCT(frag);
-        free(frag);
+    for (int p = 0; p < 2; ++p) {
+        while (NULL != *pools[p]) {
+            mca_btl_smx_frag_t *frag = *pools[p];
+            *pools[p] = frag->next_free;
+            OBJ_DESTRUCT(frag);
+            free(frag);
+        }
     }
 }

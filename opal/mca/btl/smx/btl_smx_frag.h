@@ -23,13 +23,19 @@ struct mca_btl_smx_frag_t {
     mca_btl_base_tag_t tag;
     uint8_t kind; /* enum smx_slot_kind */
     bool counted; /* counted in the component's frags_out */
+    bool small;   /* from the pool of small descriptors (never refused, btl_smx_frag.c) */
     struct mca_btl_smx_frag_t *next_free;
     unsigned char data[]; /* btl_smx_frag_size bytes */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
 
-mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, bool counted);
+/* Bytes a small descriptor holds: an ob1 header (at most about 100 bytes) and the smsc
+ * component's registration handle, with room to spare. */
+#define SMX_SMALL_FRAG_BYTES 256
+size_t mca_btl_smx_small_frag_bytes(void);
+/* A descriptor that holds 'size' bytes; NULL at btl_smx_max_frags (large ones only). */
+mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 /* Off the count of fragments out, ahead of its release (see btl_smx_frag.c). */
 void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag);

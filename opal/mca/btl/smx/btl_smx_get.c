@@ -188,7 +188,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     }
 
     op = malloc(sizeof(*op));
-    frag = mca_btl_smx_frag_alloc(endpoint, false);
+    frag = mca_btl_smx_frag_alloc(endpoint, sizeof(*req));
     if (NULL == op || NULL == frag) {
         free(op);
         if (NULL != frag) {

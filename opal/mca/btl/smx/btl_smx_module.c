@@ -593,7 +593,7 @@ static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
     if (size > btl->btl_max_send_size) {
         return NULL;
     }
-    frag = mca_btl_smx_frag_alloc(endpoint, true);
+    frag = mca_btl_smx_frag_alloc(endpoint, size);
     if (NULL == frag) {
         return NULL;
     }
@@ -626,7 +626,7 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
     if (*size > btl->btl_max_send_size - reserve) {
         *size = btl->btl_max_send_size - reserve;
     }
-    frag = mca_btl_smx_frag_alloc(endpoint, true);
+    frag = mca_btl_smx_frag_alloc(endpoint, reserve + *size);
     if (NULL == frag) {
         return NULL;
     }
@@ -768,6 +768,28 @@ int mca_btl_smx_progress(void)
     return events;
 }
 
+/* ob1's mca_pml_ob1_dump (a debugger's or a hung job's "where is my message?") calls
+ * this for every peer without checking for NULL: what stands between us and the peer. */
+static void smx_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                     int verbose)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    (void) btl;
+    (void) verbose;
+    if (NULL == ep) {
+        return;
+    }
+    opal_output(0,
+                "btl:smx: %s -> local rank %d (class %s): sent %" PRIu64 ", peer consumed %" PRIu64
+                " as last read, received %" PRIu64 "; %zu fragments waiting for a slot, %zu gets "
+                "being served, %d pulled; %d of btl_smx_max_frags %d descriptors out",
+                OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), ep->peer_local_rank,
+                smx_locality_class_name(ep->cls), ep->out_head, ep->out_seen, ep->in_tail,
+                opal_list_get_size(&ep->pending), opal_list_get_size(&ep->serving),
+                __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED), c->frags_out, c->max_frags);
+}
+
 mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_component = &mca_btl_smx_component.super,
     .btl_add_procs = smx_add_procs,
@@ -782,4 +804,5 @@ mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_put = mca_btl_smx_put,
     .btl_register_mem = smx_register_mem,
     .btl_deregister_mem = smx_deregister_mem,
+    .btl_dump = smx_dump,
 };
