@@ -20,6 +20,8 @@
  * separated list of round names, keeps the draw to those (default: all). Output (rank 0):
  * "soak: PASS ..." or "soak: FAIL ..." with the first bad byte of each rank on stderr.
  * Used by tests/soak/run-soak, which draws the seed and the transport's parameters.
+ * SMX_SOAK_STALL=1 makes rank 0 stop for good in round 1 (how the soak's watchdog is
+ * shown to catch a hang); SMX_TEST_INJECT_FAULT=1 corrupts one received byte.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SOAK_BLOCK_MAX (256 * 1024)
 #define SOAK_GUARD 16
@@ -183,6 +186,14 @@ static int soak_check_typed(const struct t_shape *s, const uint8_t *typed, int s
     return errors;
 }
 
+/* Point-to-point tags of a round: a rank done with a round may already be sending the
+ * next one's messages, and a receive of this round must not match them (MPI_ANY_SOURCE
+ * would). 128 per round, below the 32767 that MPI_TAG_UB is at least. */
+static int soak_tag(int round, int index)
+{
+    return (round % 200) * 128 + index;
+}
+
 /* Message id of the block 'src' sends to 'dst' in round 'round' (so that blocks of
  * different rounds and pairs never look alike). */
 static int soak_msg(int round, int src, int dst)
@@ -294,7 +305,8 @@ static int soak_burst(uint64_t *state, int round)
             mis[k] = (size_t) (m % 64);
             bufs[k] = t_alloc(lens[k], mis[k], SOAK_GUARD);
             t_fill(bufs[k], lens[k], t_rank, soak_msg(round, t_rank, p) + m);
-            T_CHECK_MPI(MPI_Isend(bufs[k], (int) lens[k], MPI_BYTE, p, m, MPI_COMM_WORLD, &reqs[k]));
+            T_CHECK_MPI(MPI_Isend(bufs[k], (int) lens[k], MPI_BYTE, p, soak_tag(round, m),
+                                  MPI_COMM_WORLD, &reqs[k]));
         }
     }
     T_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* every send is unexpected or in flight */
@@ -317,8 +329,8 @@ static int soak_burst(uint64_t *state, int round)
         lens[k] = sizes[(size_t) (from[i] * n + t_rank) * (size_t) per_peer + (size_t) ids[i]];
         mis[k] = (size_t) ((i * 13) % 64);
         bufs[k] = t_alloc(lens[k], mis[k], SOAK_GUARD);
-        T_CHECK_MPI(MPI_Irecv(bufs[k], (int) lens[k], MPI_BYTE, from[i], ids[i], MPI_COMM_WORLD,
-                              &reqs[k]));
+        T_CHECK_MPI(MPI_Irecv(bufs[k], (int) lens[k], MPI_BYTE, from[i], soak_tag(round, ids[i]),
+                              MPI_COMM_WORLD, &reqs[k]));
     }
     T_CHECK_MPI(MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < nrecv; ++i) {
@@ -351,9 +363,7 @@ static int soak_anysource(uint64_t *state, int round)
 {
     int n = t_size, errors = 0, root = (int) soak_below(state, (size_t) n);
     int per_sender = 1 + (int) soak_below(state, 16);
-    /* tags of this round only: a sender done with its sends may already be sending the
-     * next round's to the same root, and MPI_ANY_SOURCE would match those too */
-    int tag0 = (round % 256) * 16;
+    int tag0 = soak_tag(round, 0);
     size_t most = soak_below(state, 2) ? 2048 : SOAK_BLOCK_MAX;
     size_t *sizes = malloc(sizeof(size_t) * (size_t) n * (size_t) per_sender);
     char what[128];
@@ -529,7 +539,13 @@ int main(int argc, char **argv)
         T_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]));
     }
     state = seed;
+    const char *stall = getenv("SMX_SOAK_STALL");
     for (int round = 0; round < rounds; ++round) {
+        if (1 == round && 0 == t_rank && NULL != stall && atoi(stall) > 0) {
+            for (;;) {
+                pause();
+            }
+        }
         int kind = allowed[soak_below(&state, (size_t) nallowed)];
         switch (kind) {
         case 0: errors += soak_alltoall(&state, round, 0); break;
