@@ -48,6 +48,11 @@ mca_btl_smx_component_t mca_btl_smx_component = {
     .output = -1,
 };
 
+/* The smallest eager limit accepted: ob1 refuses a BTL whose eager limit cannot hold its
+ * largest header (80 bytes in 5.0.x, and MPI_Init then fails), so every limit that sets a
+ * module's eager limit starts above it, with room for a later version's. */
+#define SMX_EAGER_LIMIT_MIN 128
+
 /* A fragment: 32 KiB of data plus room for ob1's headers, so that a 32 KiB message still
  * fits one eager fragment (measured here: 32 KiB eager beats both stock configurations). */
 #define SMX_FRAG_DEFAULT (32 * 1024 + 2048)
@@ -117,7 +122,7 @@ static void smx_register_class_params(int cls)
     snprintf(name, sizeof(name), "eager_limit_%s", cname);
     snprintf(help, sizeof(help),
              "Largest message (bytes, ob1 header included) sent eagerly to %s; overrides "
-             "btl_smx_eager_limit for this class. At least 64, at most "
+             "btl_smx_eager_limit for this class. At least 128, at most "
              "btl_smx_rndv_eager_limit_%s (default: %" PRId64 "; %s)",
              smx_class_words[cls], cname, smx_default_limits[cls].eager_limit,
              cls <= SMX_CLASS_L3 ? "a whole fragment: double copy either way, eager saves the "
@@ -477,12 +482,12 @@ static bool smx_override_eager_limit_valid(const char *name, int64_t limit)
     const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
     char value[64], expected[128];
 
-    if (0 == limit || (limit >= 64 && limit <= (int64_t) m->btl_max_send_size)) {
+    if (0 == limit || (limit >= SMX_EAGER_LIMIT_MIN && limit <= (int64_t) m->btl_max_send_size)) {
         return true;
     }
     snprintf(value, sizeof(value), "%" PRId64, limit);
-    snprintf(expected, sizeof(expected), "0 (no change) or 64 to btl_smx_max_send_size (%zu)",
-             m->btl_max_send_size);
+    snprintf(expected, sizeof(expected), "0 (no change) or %d to btl_smx_max_send_size (%zu)",
+             SMX_EAGER_LIMIT_MIN, m->btl_max_send_size);
     return smx_refuse(name, value, expected);
 }
 
@@ -543,12 +548,13 @@ static bool smx_parameters_valid(void)
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         const struct smx_class_limits *l = &c->limits[cls];
 
-        if (l->eager_limit < 64 || l->eager_limit > (int64_t) m->btl_max_send_size) {
+        if (l->eager_limit < SMX_EAGER_LIMIT_MIN
+            || l->eager_limit > (int64_t) m->btl_max_send_size) {
             snprintf(value, sizeof(value), "%" PRId64, l->eager_limit);
             snprintf(expected, sizeof(expected),
-                     "64 (an ob1 header) to btl_smx_max_send_size (%zu): a fragment must "
+                     "%d (ob1's headers) to btl_smx_max_send_size (%zu): a fragment must "
                      "hold an eager message",
-                     m->btl_max_send_size);
+                     SMX_EAGER_LIMIT_MIN, m->btl_max_send_size);
             return smx_refuse(smx_limit_name(cls, 0, name, sizeof(name)), value, expected);
         }
         if (l->rndv_eager_limit < l->eager_limit
