@@ -14,7 +14,7 @@
  * Every byte received is checked against the pattern of (sender, message, offset), the
  * holes of derived types and the guards around every buffer must stay untouched.
  *
- *   soak SEED ROUNDS THREADS [KINDS]
+ *   soak SEED ROUNDS(1-200) THREADS [KINDS]
  *
  * THREADS > 1 asks for MPI_THREAD_MULTIPLE and adds the threads round. KINDS, a comma-
  * separated list of round names, keeps the draw to those (default: all). Output (rank 0):
@@ -153,11 +153,12 @@ static struct t_shape soak_shape(const struct soak_type *t, size_t count)
     return s;
 }
 
-/* Elements of the type that carry about 'bytes' bytes of data. */
+/* Elements of the type that span about 'bytes' bytes of memory (at least one): a sparse
+ * type carries less data than it spans, and the buffers grow with the span. */
 static size_t soak_count_for(const struct soak_type *t, size_t bytes)
 {
-    size_t one = t_shape_bytes(&t->one);
-    return (bytes + one - 1) / one;
+    size_t count = bytes / t->one.extent;
+    return 0 == count ? 1 : count;
 }
 
 /* Fill span bytes at typed (already poisoned) with sender's message msg in the layout. */
@@ -171,16 +172,20 @@ static void soak_fill_typed(const struct t_shape *s, uint8_t *typed, int sender,
     free(packed);
 }
 
-/* Compare what arrived in the layout with what sender's message msg must give. */
+/* Compare what arrived in the layout with what sender's message msg must give; the hole
+ * after the last element's last block (up to reps x extent) must be untouched too. */
 static int soak_check_typed(const struct t_shape *s, const uint8_t *typed, int sender, int msg,
                             const char *what)
 {
-    size_t bytes = t_shape_bytes(s), span = t_shape_span(s);
+    size_t bytes = t_shape_bytes(s), span = t_shape_span(s), whole = s->reps * s->extent;
     uint8_t *want = malloc(span + 1), *scratch = malloc(bytes + 1);
     int errors;
 
     t_shape_expect(s, want, scratch, sender, msg);
     errors = t_check_equal(typed, want, span, what);
+    if (whole > span) {
+        errors += t_check_poison(typed + span, whole - span, what);
+    }
     free(want);
     free(scratch);
     return errors;
@@ -191,7 +196,7 @@ static int soak_check_typed(const struct t_shape *s, const uint8_t *typed, int s
  * would). 128 per round, below the 32767 that MPI_TAG_UB is at least. */
 static int soak_tag(int round, int index)
 {
-    return (round % 200) * 128 + index;
+    return round * 128 + index; /* round < 200 (main) */
 }
 
 /* Message id of the block 'src' sends to 'dst' in round 'round' (so that blocks of
@@ -515,8 +520,9 @@ int main(int argc, char **argv)
     seed = strtoull(argv[1], NULL, 0);
     rounds = atoi(argv[2]);
     threads = atoi(argv[3]);
-    if (rounds < 1 || threads < 1 || threads > SOAK_MAX_THREADS) {
-        fprintf(stderr, "soak: ROUNDS must be >= 1 and THREADS 1 to %d\n", SOAK_MAX_THREADS);
+    /* (at most 200 rounds: each has its own range of tags, soak_tag) */
+    if (rounds < 1 || rounds > 200 || threads < 1 || threads > SOAK_MAX_THREADS) {
+        fprintf(stderr, "soak: ROUNDS must be 1 to 200 and THREADS 1 to %d\n", SOAK_MAX_THREADS);
         return 2;
     }
     for (int k = 0; k < 5; ++k) {

@@ -33,7 +33,8 @@
  *  5. Gets take a small descriptor (their request) and nothing else.
  * No process ever waits for a descriptor that only another waiting process can return.
  * What small descriptors cost: one per message that ob1 has handed over for a full ring,
- * a few hundred bytes, less than ob1's own request for that message.
+ * a few hundred bytes, less than ob1's own request for that message. Like the large
+ * ones, they stay in their pool until finalize once made.
  */
 #include "opal_config.h"
 

@@ -25,7 +25,7 @@ struct mca_btl_smx_frag_t {
     bool counted; /* counted in the component's frags_out */
     bool small;   /* from the pool of small descriptors (never refused, btl_smx_frag.c) */
     struct mca_btl_smx_frag_t *next_free;
-    unsigned char data[]; /* btl_smx_frag_size bytes */
+    unsigned char data[]; /* btl_smx_frag_size bytes, or mca_btl_smx_small_frag_bytes() */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);

@@ -750,8 +750,8 @@ int mca_btl_smx_progress(void)
             break;
         }
         /* The callback may free a descriptor it owns: read the flags first. One the BTL
-         * releases below leaves the count of fragments out now, so that what ob1 retries
-         * from the callback (a FIN or ACK held back at btl_smx_max_frags) finds room. */
+         * releases below leaves the count of fragments out now, so that a send ob1
+         * retries from the callback (held back at btl_smx_max_frags) finds room. */
         const uint32_t flags = frag->base.des_flags;
         if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
             mca_btl_smx_frag_uncount(frag);
