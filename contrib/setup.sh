@@ -81,7 +81,7 @@ step_packages() {
 	smx_need_packages build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
 		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file \
-		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind
+		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb
 }
 
 # One-line verdict on an Open MPI installation; empty output means usable.
