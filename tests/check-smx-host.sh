@@ -12,6 +12,7 @@ build=${SMX_BUILD:-$top/build}
 mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/burst" "$top/tests/smx/burst.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/dump" "$top/tests/smx/dump.c"
 launch=(mpirun -np 2)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
 status=0
@@ -102,6 +103,21 @@ check_param "a ring of 4 GiB (4096 slots of 1 MiB)" btl_smx_ring_slots \
 	--mca btl_smx_ring_slots 4096 --mca btl_smx_frag_size 1048576
 check_param "a fragment cap below 8" btl_smx_max_frags --mca btl_smx_max_frags 4
 check_param "a segment limit of 0 MiB" btl_smx_segment_max_mb --mca btl_smx_segment_max_mb 0
+check_param "a class's eager limit below ob1's largest header (ob1 fails MPI_Init below 80)" \
+	btl_smx_eager_limit_l3 --mca btl_smx_eager_limit_l3 72
+# ... while the smallest eager limits accepted work: every class and the busy rule at 128
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_eager_limit 128 \
+	--mca btl_smx_busy_ranks 0 --mca btl_smx_eager_limit_busy 128 --mca btl_smx_verbose 1 \
+	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+grep -q "^p2p: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out" &&
+	echo "ok: eager limits of 128 bytes, the smallest accepted, carry p2p on smx" ||
+	fail "eager limits of 128: want p2p PASS on smx: $out"
+# ob1's dump of a communicator asks btl/smx about each peer (it crashed without btl_dump)
+out=$("${launch[@]}" $(smx_config_args smx-cma) "$build/tests/smx/dump" 2>&1 | tr -d '\000')
+grep -q "^dump: returned 0" <<<"$out" &&
+	grep -Eq "btl:smx: .* -> local rank 1 \(class [a-z0-9]+\): sent [0-9]+, .*descriptors out" <<<"$out" &&
+	echo "ok: ob1's dump describes the smx endpoint" ||
+	fail "mca_pml_ob1_dump on smx: want the endpoint line and a normal return: $out"
 # ... and processes started with different fragment sizes (one app context of an MPMD
 # job): each refuses the other, and says why (no "peer" line at verbosity 10: neither
 # attached the other), instead of larger fragments overrunning slots or one side writing
