@@ -413,8 +413,8 @@ def sweep(a):
             # a lone pair: the load signal must not switch protocols under the sweep, nor
             # the single-copy window (it would single-copy up to 64 KiB and lower the
             # eager limit wherever a copy measures cheap)
-            "--mca", "btl_smx_busy_transfers", "-1",
-            "--mca", "btl_smx_single_copy_window_max", "0"]
+            "--mca", "btl_smx_busy_transfers", "never",
+            "--mca", "btl_smx_single_copy_window_max", "off"]
         if proto == analysis.DOUBLE:
             return args + ["--mca", "btl_smx_single_copy_min_" + cls, "0"]
         return args + ["--mca", "smsc", proto, "--mca", "btl_smx_single_copy_min_" + cls, "1"]

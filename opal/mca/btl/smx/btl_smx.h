@@ -31,13 +31,17 @@ BEGIN_C_DECLS
 
 struct smx_ring;
 
-/* Thresholds of one locality class, as registered (signed, so that a negative value is
- * seen and refused rather than wrapped). */
-struct smx_class_limits {
-    int64_t eager_limit;      /* btl_smx_eager_limit_<class> */
-    int64_t rndv_eager_limit; /* btl_smx_rndv_eager_limit_<class> */
-    int64_t single_copy_min;  /* btl_smx_single_copy_min_<class>; 0: never single copy */
-};
+/* A fragment: 32 KiB of data plus room for ob1's headers, so that a 32 KiB message still
+ * fits one eager fragment. */
+#define SMX_FRAG_DEFAULT (32 * 1024 + 2048)
+/* The smallest eager limit accepted: ob1 refuses a BTL whose eager limit cannot hold its
+ * largest header (80 bytes in 5.0.x), with room for a later version's. */
+#define SMX_EAGER_LIMIT_MIN 128
+/* Named values of integer parameters (btl_smx_params.c). */
+#define SMX_NEVER 0       /* single_copy_min_<class>, the cost limits */
+#define SMX_OFF 0         /* the busy and window limits */
+#define SMX_ALWAYS (-1)   /* the cost limits */
+#define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
 
 /* One module per locality class. */
 struct mca_btl_smx_module_t {
@@ -45,15 +49,6 @@ struct mca_btl_smx_module_t {
     int cls; /* enum smx_locality_class */
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
-
-/* What ob1 reads from the module at each send (pml_ob1_sendreq.h): its eager limit, and
- * the RDMA pipeline lengths, which follow it (the pipeline itself is off). */
-static inline void mca_btl_smx_module_set_eager_limit(mca_btl_smx_module_t *module, size_t limit)
-{
-    module->super.btl_eager_limit = limit;
-    module->super.btl_rdma_pipeline_send_length = limit;
-    module->super.btl_rdma_pipeline_frag_size = limit;
-}
 
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
@@ -72,6 +67,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
     int pulling;           /* my double-copy gets from this peer not yet complete */
     struct mca_smsc_endpoint_t *smsc_endpoint;
+    bool described; /* printed at btl_smx_verbose 10 */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 typedef struct mca_btl_base_endpoint_t mca_btl_smx_endpoint_t;
@@ -81,34 +77,21 @@ struct mca_btl_smx_component_t {
     mca_btl_base_component_3_0_0_t super;
     int verbose; /* btl_smx_verbose */
     int output;  /* opal_output stream at that verbosity */
-    int ring_slots;      /* btl_smx_ring_slots */
-    int segment_max_mb;  /* btl_smx_segment_max_mb */
-    int slots;           /* slots per ring in my segment: ring_slots, or fewer on a full node */
-    bool slots_fixed;    /* btl_smx_ring_slots set by the user: slots stays ring_slots */
-    int frag_size;
-    int max_frags; /* btl_smx_max_frags */
-    struct smx_class_limits limits[SMX_CLASS_COUNT];
-    int64_t single_copy_min_busy; /* btl_smx_single_copy_min_busy */
-    int busy_transfers;           /* btl_smx_busy_transfers */
-    int busy_ranks;               /* btl_smx_busy_ranks */
-    int64_t eager_limit_busy;     /* btl_smx_eager_limit_busy */
-    bool crowded;                 /* more than busy_ranks processes here: busy from the start */
-    bool single_copy_oversubscribed; /* btl_smx_single_copy_oversubscribed */
-    int hw_threads;               /* hardware threads this job may use here; 0: unknown */
-    bool oversubscribed;          /* more processes here than hw_threads (and the rule on):
-                                     single copy always */
-    bool exchange_push;           /* btl_smx_exchange_push */
-    bool can_push;                /* the selected smsc can copy into a peer without registration */
-    double single_copy_cost_max;  /* btl_smx_single_copy_cost_max */
-    double single_copy_cost;      /* measured at the first add_procs; < 0: not measured */
-    bool single_copy_cost_known;  /* the measurement ran (or was not needed) */
-    bool busy_single_copy;        /* a busy node lowers the single-copy threshold (unless
-                                     single copy measured too dear) */
-    int64_t eager_limit_window;   /* btl_smx_eager_limit_window */
-    int64_t single_copy_window_max; /* btl_smx_single_copy_window_max; 0: no window */
-    double single_copy_window_cost_max; /* btl_smx_single_copy_window_cost_max */
-    bool window_open;             /* single copy measured cheap enough for the window: every
-                                     rendezvous up to single_copy_window_max by single copy */
+    /* parameters (btl_smx_params.c) */
+    int ring_slots, segment_max_mb, frag_size, max_frags;
+    int eager_limit[SMX_CLASS_COUNT];     /* bytes */
+    int single_copy_min[SMX_CLASS_COUNT]; /* bytes; SMX_NEVER */
+    int busy_ranks, busy_transfers;       /* SMX_NEVER_BUSY */
+    int eager_limit_busy, single_copy_min_busy; /* bytes; SMX_OFF */
+    bool exchange_push, single_copy_oversubscribed;
+    int single_copy_cost_max;             /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
+    int single_copy_window_max, eager_limit_window; /* bytes; SMX_OFF */
+    int single_copy_window_cost_max;      /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
+
+    /* the node, as init found it */
+    int slots;        /* slots per ring in my segment: ring_slots, or fewer on a full node */
+    bool slots_fixed; /* btl_smx_ring_slots set by the user: slots stays ring_slots */
+    int hw_threads;   /* hardware threads this job may use here; 0: unknown */
 
     char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
     void *segment;
@@ -132,6 +115,7 @@ struct mca_btl_smx_component_t {
         unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */
     } stats;
 
+    mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
     opal_list_t completed; /* sent fragments whose callback is due */
     mca_btl_smx_frag_t *free_frags;       /* frag_size buffers */
     mca_btl_smx_frag_t *free_small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
@@ -160,11 +144,16 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
     (void) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
+/* btl_smx_params.c */
+int mca_btl_smx_params_register(void);
+bool mca_btl_smx_params_valid(void);
+
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);
 int mca_btl_smx_segment_publish(void);
 void mca_btl_smx_segment_destroy(void);
 int mca_btl_smx_progress(void);
+void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what) __opal_attribute_noreturn__;
 
 /* btl_smx_send.c: the one place a fragment enters a ring */
 int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -195,14 +184,6 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
-/* The single-copy threshold of this class while the node is busy (0: never). */
-int64_t mca_btl_smx_single_copy_min_busy(int cls);
-/* The single-copy threshold a transfer of this class sees now (0: never). */
-size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out);
-/* What one copy through the selected smsc component costs against a memcpy, measured on
- * this process's own memory; < 0 if it could not be measured. */
-double mca_btl_smx_measure_single_copy_cost(void);
-
 END_C_DECLS
 
 #endif /* MCA_BTL_SMX_H */

@@ -5,10 +5,8 @@
  * ob1 sends every contiguous message above the module's eager limit as a "get": the
  * receiver calls btl_get for the sender's buffer. Here, at that moment, the transfer is
  * given to
- *   - the selected SMSC component (single copy), if the peer has a single-copy endpoint
- *     and the size reaches the class's threshold as it stands now (lowered while the node
- *     is busy, see mca_btl_smx_single_copy_min_now) or lies in the single-copy window
- *     (up to btl_smx_single_copy_window_max, where single copy measured cheap), or
+ *   - the selected SMSC component (single copy), where the policy says so for this peer,
+ *     this size and the node's load now (mca_btl_smx_single_copy, btl_smx_policy.h), or
  *   - a pipelined double copy through the rings: the receiver asks the sender's BTL for
  *     the range (SMX_SLOT_GET_REQ); the sender's progress copies it into ring slots
  *     (SMX_SLOT_GET_DATA), the receiver copies each out as it arrives. Both copies stream
@@ -25,10 +23,10 @@
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_policy.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Receiver side of a double-copy get. */
 struct smx_get_op {
@@ -52,103 +50,6 @@ struct smx_serve_t {
 typedef struct smx_serve_t smx_serve_t;
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_list_item_t, NULL, NULL);
 
-int64_t mca_btl_smx_single_copy_min_busy(int cls)
-{
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    int64_t own = c->limits[cls].single_copy_min;
-
-    if (c->busy_single_copy && 0 != c->single_copy_min_busy
-        && (0 == own || c->single_copy_min_busy < own)) {
-        return c->single_copy_min_busy;
-    }
-    return own;
-}
-
-size_t mca_btl_smx_single_copy_min_now(int cls, uint32_t *in_flight_out)
-{
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    size_t threshold = (size_t) c->limits[cls].single_copy_min;
-    uint32_t in_flight = 0;
-
-    if (NULL != c->transfers_in_flight) {
-        in_flight = __atomic_load_n(c->transfers_in_flight, __ATOMIC_RELAXED);
-    }
-    if (NULL != in_flight_out) {
-        *in_flight_out = in_flight;
-    }
-    if (c->oversubscribed) {
-        return 1; /* every get: a double copy would wait for the sender to be scheduled */
-    }
-    /* Busy: the caches and memory are shared by many streams, double copy's advantage
-     * (the receiver reads from a warm cache) is gone and its doubled traffic hurts. */
-    if (c->crowded || (c->busy_transfers >= 0 && (int32_t) in_flight > c->busy_transfers)) {
-        threshold = (size_t) mca_btl_smx_single_copy_min_busy(cls);
-    }
-    return threshold;
-}
-
-static uint64_t smx_now_ns(void)
-{
-    struct timespec t;
-
-    (void) clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
-}
-
-/* Copy 4 MiB of my own memory through the smsc component (an endpoint to myself) and
- * with memcpy, alternately, five times each; the ratio of the fastest of each. Both read
- * and write the same buffers, so both see the same caches: what differs is the
- * mechanism's own cost (CMA pins and maps the pages one by one). */
-double mca_btl_smx_measure_single_copy_cost(void)
-{
-    const size_t size = 4 * 1024 * 1024;
-    uint64_t best_memcpy = UINT64_MAX, best_single = UINT64_MAX;
-    mca_smsc_endpoint_t *self;
-    unsigned char *buf = NULL;
-    void *reg = NULL;
-    double cost = -1.0;
-
-    if (NULL == mca_smsc || 0 != posix_memalign((void **) &buf, 4096, 2 * size)) {
-        return -1.0;
-    }
-    memset(buf, 1, 2 * size);
-    self = MCA_SMSC_CALL(get_endpoint, opal_proc_local_get());
-    if (NULL == self) {
-        free(buf);
-        return -1.0;
-    }
-    if (mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
-        reg = MCA_SMSC_CALL(register_region, buf, size);
-        if (NULL == reg) {
-            goto out;
-        }
-    }
-    for (int i = 0; i < 5; ++i) {
-        uint64_t t0 = smx_now_ns(), t1, t2;
-
-        memcpy(buf + size, buf, size);
-        t1 = smx_now_ns();
-        if (OPAL_SUCCESS != MCA_SMSC_CALL(copy_from, self, buf + size, buf, size, reg)) {
-            goto out;
-        }
-        t2 = smx_now_ns();
-        if (t1 - t0 < best_memcpy) {
-            best_memcpy = t1 - t0;
-        }
-        if (t2 - t1 < best_single) {
-            best_single = t2 - t1;
-        }
-    }
-    cost = (double) best_single / (double) (0 == best_memcpy ? 1 : best_memcpy);
-out:
-    if (NULL != reg) {
-        MCA_SMSC_CALL(deregister_region, reg);
-    }
-    MCA_SMSC_CALL(return_endpoint, self);
-    free(buf);
-    return cost;
-}
-
 static inline void smx_count(uint32_t *counter, int delta)
 {
     if (NULL != counter) {
@@ -165,14 +66,11 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     uint32_t *counter = c->transfers_in_flight;
-    size_t threshold = mca_btl_smx_single_copy_min_now(endpoint->cls, NULL);
     struct smx_get_request *req;
     struct smx_get_op *op;
     mca_btl_smx_frag_t *frag;
 
-    if (NULL != endpoint->smsc_endpoint
-        && ((0 != threshold && size >= threshold)
-            || (c->window_open && size <= (uint64_t) c->single_copy_window_max))) {
+    if (mca_btl_smx_single_copy(endpoint, size, false)) {
         int rc;
 
         smx_count(counter, 1);
@@ -235,10 +133,9 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
 
     if (len < sizeof(*req) || NULL == (serve = OBJ_NEW(smx_serve_t))) {
         /* The peer would wait for this data for ever: better a clear end than a hang. */
-        opal_output(0, "btl:smx: %s cannot serve a get request from %s (%s); aborting",
-                    OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), OPAL_NAME_PRINT(ep->proc->proc_name),
-                    len < sizeof(*req) ? "malformed request" : "out of memory");
-        abort();
+        mca_btl_smx_fatal(ep, len < sizeof(*req) ? "a malformed get request"
+                                                 : "no memory to serve a get request");
+        return;
     }
     serve->op = req->op;
     serve->src = (const unsigned char *) (uintptr_t) req->remote_address;
@@ -285,8 +182,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
         /* An exchange: the peer pulls from me while I pull from it, so double copy would
          * cost each of us two copies. Push its data whole with one single copy (into
          * memory the peer is not touching until this piece says so), then tell it. */
-        if (0 == serve->sent && c->can_push && NULL != ep->smsc_endpoint
-            && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0
+        if (0 == serve->sent && mca_btl_smx_single_copy(ep, serve->size, true)
             && smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)
             && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
                                              (void *) (uintptr_t) serve->destination,

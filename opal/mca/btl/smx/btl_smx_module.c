@@ -14,10 +14,12 @@
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +36,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->peer_segment = NULL;
     ep->smsc_endpoint = NULL;
     ep->out_head = ep->out_seen = ep->in_tail = 0;
+    ep->described = false;
 }
 
 static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
@@ -218,7 +221,11 @@ void mca_btl_smx_segment_destroy(void)
     }
 }
 
-/* The class of a peer with this cpuset, folded onto a class that has a module. */
+/* The locality class of a peer with this cpuset (btl_smx_locality.c). Both bindings come
+ * from the modex rather than from the runtime's locality flags (OPAL_PROC_ON_L2CACHE...):
+ * init needs the classes that can occur here before any peer is known, to create one
+ * module per class, and hwloc's allowed topology gives them from my binding alone; the
+ * pair's class must then come from the same rule, applied to the same two cpusets. */
 static int smx_peer_class(const char *peer_cpuset)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -233,18 +240,6 @@ static int smx_peer_class(const char *peer_cpuset)
             }
             cls = smx_locality_class(opal_hwloc_topology, (hwloc_bitmap_t) c->my_cpuset, peer);
             hwloc_bitmap_free(peer);
-        }
-    }
-    /* smx_locality_classes_present() makes this impossible; be safe anyway: a wider class
-     * is the conservative choice, a narrower one the only other. */
-    for (int k = cls; k < SMX_CLASS_COUNT; ++k) {
-        if (NULL != c->modules[k]) {
-            return k;
-        }
-    }
-    for (int k = cls; k >= 0; --k) {
-        if (NULL != c->modules[k]) {
-            return k;
         }
     }
     return cls;
@@ -357,124 +352,72 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
     return OPAL_SUCCESS;
 }
 
-static void smx_print_peer(const mca_btl_smx_endpoint_t *ep)
+/* The node's single-copy cost, as local rank 0 measured it at init (its segment, which
+ * the first add_procs maps with the others; NAN where nothing depends on it). A process
+ * that does not see it (local rank 0 was not offered, or ran other parameters) measures
+ * for itself. */
+static void smx_build_policy(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const struct smx_class_limits *l = &c->limits[ep->cls];
-    int64_t busy = mca_btl_smx_single_copy_min_busy(ep->cls);
-    char single[128], busy_words[96], window[64] = "";
+    const mca_btl_smx_endpoint_t *first = c->peers[0];
+    const struct smx_segment_header *h = 0 == c->local_rank ? c->segment
+                                         : NULL != first ? first->peer_segment : NULL;
 
-    if (NULL == ep->smsc_endpoint) {
-        snprintf(single, sizeof(single), "never (no single-copy endpoint)");
-    } else if (c->oversubscribed) {
-        snprintf(single, sizeof(single), "1, every rendezvous (oversubscribed: %d processes > %d "
-                 "hardware threads)", c->num_local, c->hw_threads);
-    } else if (c->crowded) {
-        snprintf(single, sizeof(single), 0 == busy ? "never (node busy)" : "%" PRId64 " (node busy)",
-                 busy);
+    if (!mca_btl_smx_policy_needs_cost()) {
+        mca_btl_smx_policy_build(NAN, "no rule here depends on it");
+    } else if (NULL != h && 1 == __atomic_load_n(&h->cost_measured, __ATOMIC_ACQUIRE)) {
+        mca_btl_smx_policy_build(h->single_copy_cost, h->single_copy_cost < 0.0
+                                                          ? "not measurable"
+                                                          : "measured by local rank 0");
     } else {
-        int n = 0 == l->single_copy_min
-                    ? snprintf(single, sizeof(single), "never")
-                    : snprintf(single, sizeof(single), "%" PRId64, l->single_copy_min);
-        snprintf(single + n, sizeof(single) - (size_t) n,
-                 0 == busy ? " (busy: never)" : " (busy: %" PRId64 ")", busy);
+        double cost = mca_btl_smx_measure_single_copy_cost();
+        mca_btl_smx_policy_build(cost, cost < 0.0 ? "not measurable" : "measured by this process");
     }
-    if (NULL != ep->smsc_endpoint && c->window_open) {
-        snprintf(window, sizeof(window), ", single-copy window up to %" PRId64,
-                 c->single_copy_window_max);
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (NULL != c->modules[cls]) {
+            mca_btl_smx_policy_apply(c->modules[cls]);
+        }
     }
-    if (c->crowded) {
-        snprintf(busy_words, sizeof(busy_words), "node busy: %d processes > btl_smx_busy_ranks",
-                 c->num_local);
-    } else {
-        snprintf(busy_words, sizeof(busy_words), "busy above %d transfers in flight",
-                 c->busy_transfers);
-    }
-    opal_output_verbose(10, c->output,
-                        "btl:smx: peer %s (local rank %d): class %s, eager limit %zu"
-                        ", rendezvous first fragment %" PRId64 ", single copy from %s%s, %s",
-                        OPAL_NAME_PRINT(ep->proc->proc_name), ep->peer_local_rank,
-                        smx_locality_class_name(ep->cls), ep->module->super.btl_eager_limit,
-                        l->rndv_eager_limit, single, window, busy_words);
 }
 
-/* Is a copy through the smsc component, measured at `cost` memcpys (< 0: not measured),
- * cheap by the limit `max` (0: never; -1: always)? */
-static bool smx_cheap_by(double max, double cost)
+/* The local rank of a peer of this job on this node, other than me; -1 if none. */
+static int smx_local_rank_of(opal_proc_t *proc)
 {
-    if (-1.0 == max) {
-        return true;
+    uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
+    int rc;
+
+    /* btl/self carries messages to myself; other jobs' processes have other segments */
+    if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
+        || proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+        return -1;
     }
-    return 0.0 < max && cost >= 0.0 && cost <= max;
+    OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
+    if (OPAL_SUCCESS != rc || peer_local_rank >= mca_btl_smx_component.num_local) {
+        return -1;
+    }
+    return peer_local_rank;
 }
 
-/* Once, before the first peer is printed: may the exchange push, the oversubscribed rule
- * and the busy rules replace two memcpys by one smsc copy on this machine
- * (btl_smx_single_copy_cost_max), and does the single-copy window open
- * (btl_smx_single_copy_window_cost_max)? The window lowers every module's eager limit
- * here, before ob1 sends anything through it: ob1 reads the limit at each send. */
-static void smx_weigh_single_copy(void)
+/* The endpoint of the peer of that local rank, attached on first sight (for every
+ * module); NULL if it cannot be reached. */
+static mca_btl_smx_endpoint_t *smx_endpoint_of(opal_proc_t *proc, int local_rank)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    bool rules, window, measure, cheap = false, could_push = c->can_push,
-                                 over = c->oversubscribed;
-    char cost[64], window_words[96];
+    mca_btl_smx_endpoint_t *ep = c->peers[local_rank];
 
-    if (c->single_copy_cost_known) {
-        return;
+    if (NULL != ep) {
+        return ep;
     }
-    c->single_copy_cost_known = true;
-    rules = c->can_push || c->oversubscribed
-            || (0 != c->single_copy_min_busy && (c->crowded || c->busy_transfers >= 0));
-    window = 0 != c->single_copy_window_max && 0.0 != c->single_copy_window_cost_max;
-    if (NULL == mca_smsc || (!rules && !window)) {
-        return; /* no rule here depends on it: spare the measurement */
+    ep = OBJ_NEW(mca_btl_smx_endpoint_t);
+    if (NULL == ep) {
+        return NULL;
     }
-    /* a limit of 0 or -1 decides without the measurement */
-    measure = (rules && 0.0 < c->single_copy_cost_max)
-              || (window && 0.0 < c->single_copy_window_cost_max);
-    if (measure) {
-        c->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
+    if (OPAL_SUCCESS != smx_attach(ep, proc)) {
+        OBJ_RELEASE(ep);
+        return NULL;
     }
-    if (c->single_copy_cost >= 0.0) {
-        snprintf(cost, sizeof(cost), "%.2f memcpys (4 MiB)", c->single_copy_cost);
-    } else {
-        snprintf(cost, sizeof(cost), "%s", measure ? "not measurable" : "not measured");
-    }
-    if (rules) {
-        cheap = smx_cheap_by(c->single_copy_cost_max, c->single_copy_cost);
-        if (!cheap) {
-            c->can_push = false;
-            c->oversubscribed = false;
-            c->busy_single_copy = false;
-        }
-    }
-    c->window_open = window && smx_cheap_by(c->single_copy_window_cost_max, c->single_copy_cost);
-    if (c->window_open && 0 != c->eager_limit_window) {
-        for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-            mca_btl_smx_module_t *module = c->modules[cls];
-
-            if (NULL != module && (size_t) c->eager_limit_window < module->super.btl_eager_limit) {
-                mca_btl_smx_module_set_eager_limit(module, (size_t) c->eager_limit_window);
-            }
-        }
-    }
-    if (c->window_open) {
-        snprintf(window_words, sizeof(window_words), "up to %" PRId64 " bytes",
-                 c->single_copy_window_max);
-    } else {
-        snprintf(window_words, sizeof(window_words), "%s",
-                 window ? "off (single copy too dear)" : "off");
-    }
-    opal_output_verbose(1, c->output,
-                        "btl:smx: a single copy costs %s here, btl_smx_single_copy_cost_max "
-                        "%g: exchange push %s, oversubscribed single copy %s, busy single copy "
-                        "%s; btl_smx_single_copy_window_cost_max %g: single-copy window %s",
-                        cost, c->single_copy_cost_max,
-                        !could_push ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        !over ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        !rules ? "off" : cheap ? "on" : "off (single copy too dear)",
-                        c->single_copy_window_cost_max, window_words);
+    c->peers[local_rank] = ep;
+    return ep;
 }
 
 /* bml/r2 offers every peer to every module; each module takes only its class's peers
@@ -485,45 +428,39 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
                          opal_bitmap_t *reachability)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
-    smx_weigh_single_copy();
+    /* The first add_procs attaches local rank 0 first (its segment holds the node's
+     * single-copy cost), then builds the policy, before any peer is reachable. */
+    if (!mca_btl_smx_policy.built) {
+        for (size_t i = 0; i < nprocs; ++i) {
+            if (0 == smx_local_rank_of(procs[i])) {
+                (void) smx_endpoint_of(procs[i], 0);
+            }
+        }
+        smx_build_policy();
+    }
     for (size_t i = 0; i < nprocs; ++i) {
-        opal_proc_t *proc = procs[i];
-        uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
-        int rc;
+        const int local_rank = smx_local_rank_of(procs[i]);
+        mca_btl_smx_endpoint_t *ep = local_rank < 0 ? NULL : smx_endpoint_of(procs[i], local_rank);
 
         peers[i] = NULL;
-        /* btl/self carries messages to myself; other jobs' processes have other segments */
-        if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
-            || proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
-            continue;
-        }
-        OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
-        if (OPAL_SUCCESS != rc || peer_local_rank >= c->num_local) {
-            continue;
-        }
-        mca_btl_smx_endpoint_t *ep = c->peers[peer_local_rank];
         if (NULL == ep) {
-            /* first module to see this peer attaches it, for all modules */
-            ep = OBJ_NEW(mca_btl_smx_endpoint_t);
-            if (NULL == ep) {
-                return OPAL_ERR_OUT_OF_RESOURCE;
-            }
-            if (OPAL_SUCCESS != smx_attach(ep, proc)) {
-                OBJ_RELEASE(ep);
-                continue;
-            }
-            c->peers[peer_local_rank] = ep;
-            smx_print_peer(ep);
+            continue;
+        }
+        if (!ep->described) {
+            ep->described = true;
+            mca_btl_smx_policy_print_peer(ep);
         }
         if (ep->module != module) {
             continue;
         }
         peers[i] = ep;
         if (NULL != reachability) {
-            opal_bitmap_set_bit(reachability, (int) i);
+            int rc = opal_bitmap_set_bit(reachability, (int) i);
+            if (OPAL_SUCCESS != rc) {
+                return rc;
+            }
         }
     }
     return OPAL_SUCCESS;
@@ -790,6 +727,30 @@ static void smx_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                 __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED), c->frags_out, c->max_frags);
 }
 
+static int smx_register_error(struct mca_btl_base_module_t *btl,
+                              mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+    (void) btl;
+    mca_btl_smx_component.error_cb = cbfunc; /* ob1 registers the same one on every module */
+    return OPAL_SUCCESS;
+}
+
+/* An error that leaves a peer waiting for ever: the upper layer's error callback ends
+ * the job (ob1's aborts it), naming the peer and what went wrong. */
+void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what)
+{
+    mca_btl_base_module_error_cb_fn_t cb = mca_btl_smx_component.error_cb;
+    char info[160];
+
+    snprintf(info, sizeof(info), "btl/smx on %s: %s from %s", opal_process_info.nodename, what,
+             OPAL_NAME_PRINT(ep->proc->proc_name));
+    if (NULL != cb) {
+        cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);
+    }
+    opal_output(0, "%s: no error handler to end the job, aborting", info);
+    abort();
+}
+
 mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_component = &mca_btl_smx_component.super,
     .btl_add_procs = smx_add_procs,
@@ -801,8 +762,9 @@ mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_send = mca_btl_smx_send,
     .btl_sendi = mca_btl_smx_sendi,
     .btl_get = mca_btl_smx_get,
-    .btl_put = mca_btl_smx_put,
+    .btl_put = NULL, /* set at init where an smsc component is selected */
     .btl_register_mem = smx_register_mem,
     .btl_deregister_mem = smx_deregister_mem,
     .btl_dump = smx_dump,
+    .btl_register_error = smx_register_error,
 };

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7833726e6736ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7833726e6737ull /* bumped with every layout change */
 
 /* What a slot carries. */
 enum smx_slot_kind {
@@ -73,6 +73,13 @@ struct smx_segment_header {
      * every process of the job updates that one (load awareness, btl_smx_get.c). */
     uint32_t transfers_in_flight;
     uint8_t pad2[SMX_CACHE_LINE - 4];
+    /* What a single copy costs here, in memcpys, as local rank 0 measured it at init
+     * (btl_smx_policy.c): one measurement per node, the same decisions everywhere.
+     * cost_measured 0: local rank 0 did not measure (nothing it runs depends on it). */
+    uint32_t cost_measured;
+    uint32_t pad3;
+    double single_copy_cost;
+    uint8_t pad4[SMX_CACHE_LINE - 16];
 };
 
 /* Payload of SMX_SLOT_GET_REQ. */

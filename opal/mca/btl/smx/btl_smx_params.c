@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx parameters: registration, the generic-to-class resolution and validation.
+ * Help strings say what a value does and its unit; README.md ("How btl/smx decides")
+ * says why each default is what it is.
+ */
+#include "opal_config.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#include "btl_smx.h"
+#include "btl_smx_types.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/*
+ * Integer parameters whose special values have names ("never", "off", "always") instead
+ * of sentinels: the name or a number >= 0, with an optional k/m/g suffix for sizes.
+ * Anything else is refused by the MCA system itself, naming the variable.
+ */
+static int smx_enum_count(mca_base_var_enum_t *self, int *count)
+{
+    *count = self->enum_value_count;
+    return OPAL_SUCCESS;
+}
+
+static int smx_enum_value(mca_base_var_enum_t *self, int index, int *value, const char **string)
+{
+    if (index < 0 || index >= self->enum_value_count) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    if (NULL != value) {
+        *value = self->enum_values[index].value;
+    }
+    if (NULL != string) {
+        *string = strdup(self->enum_values[index].string);
+    }
+    return OPAL_SUCCESS;
+}
+
+static int smx_enum_from_string(mca_base_var_enum_t *self, const char *text, int *value)
+{
+    char *end;
+    long long v;
+
+    text += strspn(text, " \t");
+    for (int i = 0; i < self->enum_value_count; ++i) {
+        if (0 == strcasecmp(text, self->enum_values[i].string)) {
+            *value = self->enum_values[i].value;
+            return OPAL_SUCCESS;
+        }
+    }
+    errno = 0;
+    v = strtoll(text, &end, 10);
+    if (end == text || 0 != errno || v < 0) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    switch (*end) {
+    case 'k': case 'K': v <<= 10, ++end; break;
+    case 'm': case 'M': v <<= 20, ++end; break;
+    case 'g': case 'G': v <<= 30, ++end; break;
+    default: break;
+    }
+    if ('\0' != *end || v > INT_MAX) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    *value = (int) v;
+    return OPAL_SUCCESS;
+}
+
+static int smx_enum_to_string(mca_base_var_enum_t *self, const int value, char **string)
+{
+    for (int i = 0; i < self->enum_value_count; ++i) {
+        if (value == self->enum_values[i].value) {
+            if (NULL != string) {
+                *string = strdup(self->enum_values[i].string);
+            }
+            return OPAL_SUCCESS;
+        }
+    }
+    if (value < 0) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    if (NULL != string && 0 > asprintf(string, "%d", value)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int smx_enum_dump(mca_base_var_enum_t *self, char **out, mca_base_var_enum_dump_type_t type)
+{
+    char names[64] = "";
+
+    (void) type;
+    for (int i = 0; i < self->enum_value_count; ++i) {
+        strncat(names, self->enum_values[i].string, sizeof(names) - strlen(names) - 1);
+        strncat(names, ", ", sizeof(names) - strlen(names) - 1);
+    }
+    return 0 > asprintf(out, "%sor a number >= 0", names) ? OPAL_ERR_OUT_OF_RESOURCE
+                                                          : OPAL_SUCCESS;
+}
+
+#define SMX_ENUM(var, name, ...)                                                            \
+    static mca_base_var_enum_value_t var##_values[] = {__VA_ARGS__, {0, NULL}};             \
+    static mca_base_var_enum_t var = {                                                      \
+        .super = OPAL_OBJ_STATIC_INIT(opal_object_t),                                       \
+        .enum_is_static = true,                                                             \
+        .enum_name = name,                                                                  \
+        .get_count = smx_enum_count,                                                        \
+        .get_value = smx_enum_value,                                                        \
+        .value_from_string = smx_enum_from_string,                                          \
+        .string_from_value = smx_enum_to_string,                                            \
+        .dump = smx_enum_dump,                                                              \
+        .enum_value_count = sizeof(var##_values) / sizeof(var##_values[0]) - 1,             \
+        .enum_values = var##_values,                                                        \
+    }
+
+SMX_ENUM(smx_enum_never, "smx_never", {SMX_NEVER, "never"});
+SMX_ENUM(smx_enum_off, "smx_off", {SMX_OFF, "off"});
+SMX_ENUM(smx_enum_busy, "smx_busy", {SMX_NEVER_BUSY, "never"});
+SMX_ENUM(smx_enum_cost, "smx_cost", {SMX_NEVER, "never"}, {SMX_ALWAYS, "always"});
+
+/* Indices of the variables whose source decides precedence (smx_resolve_limits). */
+static int smx_var_eager_class[SMX_CLASS_COUNT];
+static int smx_var_eager_limit_busy = -1, smx_var_eager_limit_window = -1;
+static int smx_var_ring_slots = -1;
+/* A value the MCA system refused (it said so, naming the variable): btl/smx stays out. */
+static bool smx_var_refused;
+
+static int smx_var(const char *name, const char *help, mca_base_var_type_t type,
+                   mca_base_var_enum_t *values, int level, mca_base_var_scope_t scope, void *storage)
+{
+    int index = mca_base_component_var_register(&mca_btl_smx_component.super.btl_version, name,
+                                                help, type, values, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                                level, scope, storage);
+    if (index < 0) {
+        smx_var_refused = true;
+    }
+    return index;
+}
+
+#define SMX_INT(name, help, values, level, storage) \
+    smx_var(name, help, MCA_BASE_VAR_TYPE_INT, values, level, MCA_BASE_VAR_SCOPE_LOCAL, storage)
+#define SMX_BOOL(name, help, level, storage) \
+    smx_var(name, help, MCA_BASE_VAR_TYPE_BOOL, NULL, level, MCA_BASE_VAR_SCOPE_LOCAL, storage)
+
+static void smx_pvar(const char *name, const char *help, int pvar_class,
+                     unsigned long long *value)
+{
+    (void) mca_base_component_pvar_register(
+        &mca_btl_smx_component.super.btl_version, name, help, OPAL_INFO_LVL_4, pvar_class,
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, value);
+}
+
+/* Defaults per class (README.md, "How btl/smx decides", says where each comes from):
+ * classes that share a cache send eagerly up to a whole fragment and never single-copy on
+ * their own; the others keep btl/sm's eager limit and LiMIC2's single-copy thresholds. */
+static const int smx_default_eager[SMX_CLASS_COUNT] = {SMX_FRAG_DEFAULT, SMX_FRAG_DEFAULT, 4096,
+                                                       4096, 4096};
+static const int smx_default_single[SMX_CLASS_COUNT] = {SMX_NEVER, SMX_NEVER, 2048, 1024, 1024};
+
+int mca_btl_smx_params_register(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    char name[64], help[160];
+
+    smx_var_refused = false;
+    (void) mca_base_var_group_component_register(
+        &c->super.btl_version, "Shared-memory transport with a topology-aware eager/rendezvous switch");
+
+    c->verbose = 0;
+    SMX_INT("verbose", "1: why btl/smx is (not) used, the policy and, at finalize, the "
+            "counters; 10: also each peer's class and limits", NULL, OPAL_INFO_LVL_5,
+            &c->verbose);
+    c->ring_slots = 32;
+    smx_var_ring_slots = smx_var("ring_slots", "Slots per sender's ring, a power of two, 2-4096 "
+                                 "(unset: 32, halved down to 4 to fit btl_smx_segment_max_mb)",
+                                 MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5,
+                                 MCA_BASE_VAR_SCOPE_ALL_EQ, &c->ring_slots);
+    c->segment_max_mb = 64;
+    SMX_INT("segment_max_mb", "MiB one process's segment should stay within when "
+            "btl_smx_ring_slots is unset (1-1048576)", NULL, OPAL_INFO_LVL_5, &c->segment_max_mb);
+    c->frag_size = SMX_FRAG_DEFAULT;
+    smx_var("frag_size", "Payload bytes of one slot, the largest fragment (1024-1048576); a "
+            "smaller one lowers the unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
+            OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, &c->frag_size);
+    c->max_frags = 512;
+    SMX_INT("max_frags", "Fragments a process may hand to ob1 at once for full rings; beyond, "
+            "ob1 queues sends itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
+
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        const char *cname = smx_locality_class_name(cls);
+
+        c->eager_limit[cls] = smx_default_eager[cls];
+        snprintf(name, sizeof(name), "eager_limit_%s", cname);
+        snprintf(help, sizeof(help), "Largest message (bytes, ob1 header included) sent "
+                 "eagerly to a peer of class %s (128 to btl_smx_max_send_size)", cname);
+        smx_var_eager_class[cls] = SMX_INT(name, help, NULL, OPAL_INFO_LVL_4,
+                                           &c->eager_limit[cls]);
+        c->single_copy_min[cls] = smx_default_single[cls];
+        snprintf(name, sizeof(name), "single_copy_min_%s", cname);
+        snprintf(help, sizeof(help), "Smallest message (bytes) to a peer of class %s copied "
+                 "once through the smsc component", cname);
+        SMX_INT(name, help, &smx_enum_never, OPAL_INFO_LVL_4, &c->single_copy_min[cls]);
+    }
+    c->busy_ranks = 8;
+    SMX_INT("busy_ranks", "The node is busy from the start with more processes of the job on "
+            "it than this", &smx_enum_busy, OPAL_INFO_LVL_4, &c->busy_ranks);
+    c->busy_transfers = 1;
+    SMX_INT("busy_transfers", "The node is busy while more large transfers than this are in "
+            "flight on it", &smx_enum_busy, OPAL_INFO_LVL_4, &c->busy_transfers);
+    c->eager_limit_busy = 8 * 1024;
+    smx_var_eager_limit_busy = SMX_INT("eager_limit_busy", "Eager limit (bytes) of every class "
+                                       "on a node busy from the start, if smaller",
+                                       &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_busy);
+    c->single_copy_min_busy = 8 * 1024;
+    SMX_INT("single_copy_min_busy", "Single-copy threshold (bytes) of every class while the "
+            "node is busy, if smaller", &smx_enum_off, OPAL_INFO_LVL_4, &c->single_copy_min_busy);
+    c->exchange_push = true;
+    SMX_BOOL("exchange_push", "Serve a double-copy request from a peer I am pulling from by "
+             "one copy into it (cma)", OPAL_INFO_LVL_5, &c->exchange_push);
+    c->single_copy_oversubscribed = true;
+    SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
+             "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
+    c->single_copy_cost_max = 250;
+    SMX_INT("single_copy_cost_max", "Busy, exchange and oversubscription rules apply where a "
+            "single copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
+            &c->single_copy_cost_max);
+    c->single_copy_window_max = 64 * 1024;
+    SMX_INT("single_copy_window_max", "While the window is open, every rendezvous up to this "
+            "many bytes by single copy", &smx_enum_off, OPAL_INFO_LVL_4,
+            &c->single_copy_window_max);
+    c->eager_limit_window = 16 * 1024 + 1024;
+    smx_var_eager_limit_window = SMX_INT("eager_limit_window", "Eager limit (bytes) of every "
+                                         "class while the window is open, if smaller",
+                                         &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_window);
+    c->single_copy_window_cost_max = 175;
+    SMX_INT("single_copy_window_cost_max", "The window opens where a single copy costs at most "
+            "this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
+            &c->single_copy_window_cost_max);
+
+    smx_pvar("gets_single_copy", "Rendezvous pulled by single copy", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.gets_single_copy);
+    smx_pvar("gets_double_copy", "Rendezvous pulled through the rings (or pushed by the peer)",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
+    smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
+    smx_pvar("sends_queued", "Sends that met a full ring", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.sends_queued);
+    smx_pvar("frags_peak", "Most fragments out at once (btl_smx_max_frags)",
+             MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
+
+    /* The generic BTL parameters (btl_smx_eager_limit, ...) are registered on the module
+     * template; a generic eager limit the user sets applies to every class not set by
+     * name. Get and put are flagged at init, once the smsc component is known: their
+     * generic parameters (limits, alignments, the RDMA pipeline, which is off) are not
+     * registered. */
+    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 1;
+    m->btl_eager_limit = 4 * 1024;
+    m->btl_rndv_eager_limit = 32 * 1024;
+    m->btl_max_send_size = SMX_FRAG_DEFAULT;
+    m->btl_min_rdma_pipeline_size = INT_MAX;
+    m->btl_get_limit = SIZE_MAX;
+    m->btl_put_limit = SIZE_MAX;
+    m->btl_flags = MCA_BTL_FLAGS_SEND;
+    m->btl_bandwidth = 20000;
+    m->btl_latency = 1;
+    mca_btl_base_param_register(&c->super.btl_version, m);
+    return OPAL_SUCCESS;
+}
+
+static bool smx_var_is_set(int index)
+{
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+
+    if (index < 0 || OPAL_SUCCESS != mca_base_var_get_value(index, NULL, &source, NULL)) {
+        return false;
+    }
+    return MCA_BASE_VAR_SOURCE_DEFAULT != source;
+}
+
+static int smx_generic_var(const char *name)
+{
+    return mca_base_var_find("opal", "btl", "smx", name);
+}
+
+/* The parameter that supplied a class's eager limit: its own unless only the generic
+ * btl_smx_eager_limit was set. */
+static const char *smx_eager_name(int cls, char *buf, size_t len)
+{
+    if (!smx_var_is_set(smx_var_eager_class[cls]) && smx_var_is_set(smx_generic_var("eager_limit"))) {
+        snprintf(buf, len, "btl_smx_eager_limit");
+    } else {
+        snprintf(buf, len, "btl_smx_eager_limit_%s", smx_locality_class_name(cls));
+    }
+    return buf;
+}
+
+/* The generic eager limit, when set, goes to every class not set by name; a smaller
+ * fragment or btl_smx_max_send_size pulls down the defaults that would not fit. Values
+ * the user set stay as they are, for mca_btl_smx_params_valid to judge. */
+static void smx_resolve_limits(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    const bool generic = smx_var_is_set(smx_generic_var("eager_limit"));
+
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (generic && !smx_var_is_set(smx_var_eager_class[cls])) {
+            c->eager_limit[cls] = m->btl_eager_limit > INT_MAX ? INT_MAX : (int) m->btl_eager_limit;
+        }
+    }
+    if (c->frag_size >= 1024 && !smx_var_is_set(smx_generic_var("max_send_size"))
+        && m->btl_max_send_size > (size_t) c->frag_size) {
+        m->btl_max_send_size = (size_t) c->frag_size;
+    }
+    const int cap = m->btl_max_send_size > INT_MAX ? INT_MAX : (int) m->btl_max_send_size;
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (!generic && !smx_var_is_set(smx_var_eager_class[cls]) && c->eager_limit[cls] > cap) {
+            c->eager_limit[cls] = cap;
+        }
+    }
+    if (!smx_var_is_set(smx_generic_var("rndv_eager_limit")) && m->btl_rndv_eager_limit > (size_t) cap) {
+        m->btl_rndv_eager_limit = (size_t) cap;
+    }
+    if (!smx_var_is_set(smx_var_eager_limit_busy) && c->eager_limit_busy > cap) {
+        c->eager_limit_busy = cap;
+    }
+    if (!smx_var_is_set(smx_var_eager_limit_window) && c->eager_limit_window > cap) {
+        c->eager_limit_window = cap;
+    }
+}
+
+static bool smx_refuse(const char *name, long long value, const char *expected)
+{
+    char text[32];
+
+    snprintf(text, sizeof(text), "%lld", value);
+    opal_show_help("help-btl-smx.txt", "bad-param", true, name, text, expected);
+    return false;
+}
+
+static bool smx_in(const char *name, long long value, long long lo, long long hi)
+{
+    char expected[64];
+
+    if (value >= lo && value <= hi) {
+        return true;
+    }
+    snprintf(expected, sizeof(expected), "%lld to %lld", lo, hi);
+    return smx_refuse(name, value, expected);
+}
+
+/* An eager limit: SMX_EAGER_LIMIT_MIN (ob1 refuses a BTL whose eager limit cannot hold
+ * its largest header, 80 bytes in 5.0.x, and MPI_Init then fails) to a whole fragment;
+ * "off" too where off_ok. */
+static bool smx_eager_valid(const char *name, int limit, bool off_ok)
+{
+    const size_t most = mca_btl_smx_module_template.btl_max_send_size;
+    char expected[128];
+
+    if ((off_ok && SMX_OFF == limit) || (limit >= SMX_EAGER_LIMIT_MIN && (size_t) limit <= most)) {
+        return true;
+    }
+    snprintf(expected, sizeof(expected), "%s%d (ob1's headers) to btl_smx_max_send_size (%zu)",
+             off_ok ? "off, or " : "", SMX_EAGER_LIMIT_MIN, most);
+    return smx_refuse(name, limit, expected);
+}
+
+bool mca_btl_smx_params_valid(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
+    char name[64], expected[128];
+
+    if (smx_var_refused) {
+        opal_output_verbose(1, c->output, "btl:smx: not used: the MCA system refused a value "
+                            "of one of its parameters (named above)");
+        return false;
+    }
+    smx_resolve_limits();
+    if (c->ring_slots < 2 || c->ring_slots > 4096 || 0 != (c->ring_slots & (c->ring_slots - 1))) {
+        return smx_refuse("btl_smx_ring_slots", c->ring_slots, "a power of two from 2 to 4096");
+    }
+    /* Slots the user chose are used as they are; the default may shrink to fit
+     * (mca_btl_smx_segment_create). */
+    c->slots = c->ring_slots;
+    c->slots_fixed = smx_var_is_set(smx_var_ring_slots);
+    if (!smx_in("btl_smx_frag_size", c->frag_size, 1024, 1024 * 1024)
+        || !smx_in("btl_smx_segment_max_mb", c->segment_max_mb, 1, 1024 * 1024)
+        || !smx_in("btl_smx_max_frags", c->max_frags, 8, 1024 * 1024)) {
+        return false;
+    }
+    /* One ring's size is a 32-bit field of the segment header. */
+    const uint64_t slot_bytes = smx_slot_bytes((uint64_t) c->frag_size);
+    if (sizeof(struct smx_ring) + slot_bytes * (uint64_t) c->ring_slots > UINT32_MAX) {
+        int most = 2;
+        while (sizeof(struct smx_ring) + slot_bytes * (uint64_t) most * 2 <= UINT32_MAX) {
+            most *= 2;
+        }
+        snprintf(expected, sizeof(expected), "at most %d with btl_smx_frag_size %d (a ring "
+                 "stays below 4 GiB)", most, c->frag_size);
+        return smx_refuse("btl_smx_ring_slots", c->ring_slots, expected);
+    }
+    if (!smx_in("btl_smx_max_send_size", (long long) m->btl_max_send_size, 1024, c->frag_size)) {
+        return false;
+    }
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (!smx_eager_valid(smx_eager_name(cls, name, sizeof(name)), c->eager_limit[cls], false)) {
+            return false;
+        }
+    }
+    if (m->btl_rndv_eager_limit > m->btl_max_send_size) {
+        snprintf(expected, sizeof(expected), "at most btl_smx_max_send_size (%zu)",
+                 m->btl_max_send_size);
+        return smx_refuse("btl_smx_rndv_eager_limit", (long long) m->btl_rndv_eager_limit,
+                          expected);
+    }
+    return smx_eager_valid("btl_smx_eager_limit_busy", c->eager_limit_busy, true)
+           && smx_eager_valid("btl_smx_eager_limit_window", c->eager_limit_window, true);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx policy: where a message goes eagerly, by single copy or by double copy.
+ *
+ * Built once per process, at the first add_procs, from the parameters, the number of
+ * processes on the node, the hardware threads and what a single copy costs here
+ * (measured once per node, btl_smx_policy.c). Afterwards only the node's load counter,
+ * read at each decision, changes an answer. README.md has the same rules as a table.
+ */
+#ifndef MCA_BTL_SMX_POLICY_H
+#define MCA_BTL_SMX_POLICY_H
+
+#include "btl_smx.h"
+
+BEGIN_C_DECLS
+
+struct smx_class_policy {
+    size_t eager_limit;          /* largest eager message (ob1 reads it from the module) */
+    size_t rndv_eager_limit;     /* first fragment of a rendezvous that cannot go by get */
+    size_t single_copy_min;      /* node idle: smallest get by single copy; 0 never */
+    size_t single_copy_min_busy; /* node busy: the same */
+};
+
+struct smx_policy {
+    bool built;
+    struct smx_class_policy cls[SMX_CLASS_COUNT];
+    size_t window_max;      /* every get of 1 to window_max bytes by single copy */
+    bool every_get_single;  /* oversubscribed (and single copy cheap): every get */
+    bool busy_always;       /* more processes than btl_smx_busy_ranks: busy from the start */
+    int busy_transfers;     /* busy while more large transfers are in flight; < 0: never */
+    bool push;              /* serve an exchange's double-copy get by one copy into the peer */
+    /* what it was built from, for btl_smx_verbose */
+    double cost;            /* a single copy in memcpys; < 0: unknown */
+    const char *cost_origin;
+    int num_local, hw_threads;
+};
+
+extern struct smx_policy mca_btl_smx_policy;
+
+/* Does the policy depend on what a single copy costs here (then local rank 0 measures
+ * it at init)? */
+bool mca_btl_smx_policy_needs_cost(void);
+/* What a copy through the selected smsc component costs against a memcpy, measured on
+ * this process's own memory; < 0 if it could not be measured. */
+double mca_btl_smx_measure_single_copy_cost(void);
+/* Build the policy once (cost: the node's measurement, or NAN if there is none). */
+void mca_btl_smx_policy_build(double cost, const char *origin);
+/* Give a module the limits of its class: the one place a module's limits are set. */
+void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);
+/* The verbose-10 line of one peer. */
+void mca_btl_smx_policy_print_peer(const mca_btl_smx_endpoint_t *ep);
+
+static inline bool mca_btl_smx_node_busy(const struct smx_policy *p)
+{
+    const uint32_t *counter = mca_btl_smx_component.transfers_in_flight;
+
+    return p->busy_always
+           || (p->busy_transfers >= 0 && NULL != counter
+               && __atomic_load_n(counter, __ATOMIC_RELAXED) > (uint32_t) p->busy_transfers);
+}
+
+/*
+ * The one decision between single and double copy, for this peer, this size, now.
+ * serving: this process is asked for the data (it may push it by one copy into the
+ * peer, an exchange); otherwise it pulls the data (btl_get).
+ */
+static inline bool mca_btl_smx_single_copy(const mca_btl_smx_endpoint_t *ep, size_t size,
+                                           bool serving)
+{
+    const struct smx_policy *p = &mca_btl_smx_policy;
+    const struct smx_class_policy *k = &p->cls[ep->cls];
+    size_t min;
+
+    if (NULL == ep->smsc_endpoint) {
+        return false;
+    }
+    if (serving) {
+        return p->push && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0;
+    }
+    if (p->every_get_single || (0 != size && size <= p->window_max)) {
+        return true;
+    }
+    min = k->single_copy_min;
+    if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
+        min = k->single_copy_min_busy;
+    }
+    return 0 != min && size >= min;
+}
+
+END_C_DECLS
+
+#endif /* MCA_BTL_SMX_POLICY_H */
