@@ -166,3 +166,27 @@ AC_DEFUN([SMX_CHECK_MEMCHECK], [
          SMX_MEMCHECK=yes],
         [SMX_MEMCHECK="no (install valgrind for memcheck-clean runs)"])
 ])
+
+dnl SMX_CHECK_ATOMIC_FLAGS: the flags Open MPI's inline atomics need. opal_free_list_t's
+dnl lock-free LIFO (threads in use) compares and swaps 16 bytes; where Open MPI found
+dnl that in __sync builtins, x86-64 compilers emit the instruction only with -mcx16,
+dnl else a call to a libatomic routine that Open MPI does not link (the component would
+dnl then fail to load). Sets SMX_ATOMIC_CFLAGS.
+AC_DEFUN([SMX_CHECK_ATOMIC_FLAGS], [
+    AC_MSG_CHECKING([for the flags of 16-byte compare-and-swap])
+    SMX_ATOMIC_CFLAGS=
+    smx_save_CFLAGS=$CFLAGS
+    for smx_flag in "" "-mcx16"; do
+        CFLAGS="$smx_save_CFLAGS $smx_flag"
+        AC_LINK_IFELSE([AC_LANG_PROGRAM([[__int128 x;]],
+            [[__int128 old = 0, nv = 1;
+              return (int) __sync_val_compare_and_swap(&x, old, nv);]])],
+            [SMX_ATOMIC_CFLAGS=$smx_flag; smx_cx16_found=yes; break])
+    done
+    CFLAGS=$smx_save_CFLAGS
+    AS_IF([test "$smx_cx16_found" = yes],
+        [AC_MSG_RESULT([${SMX_ATOMIC_CFLAGS:-none needed}])],
+        [AC_MSG_RESULT([none work])
+         AC_MSG_WARN([no 16-byte compare-and-swap: Open MPI's free lists may not link here])])
+    AC_SUBST([SMX_ATOMIC_CFLAGS])
+])

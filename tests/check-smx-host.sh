@@ -17,6 +17,9 @@ launch=(mpirun -np 2)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
 status=0
 fail() { echo "FAIL: $*"; status=1; }
+# policy OUT KEY: the values of KEY (a pattern: 'busy_always', '[a-z0-9]*\.eager_limit')
+# in the policy lines btl/smx printed at btl_smx_verbose 1, one per line
+policy() { sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # Our files of this test's jobs only: others may run beside us.
 files_of() { ls /dev/shm 2>/dev/null | grep -E "^smx\.[0-9a-f]+\.[0-9]+\.($1)$" || true; }
 # Pids of the ranks that said "btl:smx: 2 local processes" (opal prints them 0-padded).
@@ -61,6 +64,27 @@ else
 		fail "files left after kill -9: $(files_of "$pids")"
 fi
 rm -f "$log"
+
+# 2b. btl_smx_backing_directory: the segments' files go there (and are gone after the
+#     run); a directory that does not exist keeps smx out, saying why, and the job runs
+#     on sm
+bdir=$(mktemp -d)
+trace=$(mktemp -d)
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_backing_directory "$bdir" \
+	--mca btl_smx_verbose 1 strace -ff -qq -e trace=openat -o "$trace/t" \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+made=$(cat "$trace"/t* | grep -c "openat(.*\"$bdir/smx\.[0-9a-f]*\.[0-9]*\.[0-9]*\", O_RDWR|O_CREAT" || true)
+grep -q "^anysource: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out" &&
+	[ "$made" = 2 ] && [ -z "$(ls -A "$bdir")" ] &&
+	echo "ok: btl_smx_backing_directory $bdir holds both segments' files, empty after the run" ||
+	fail "backing directory $bdir: want smx used, 2 files made there ($made) and gone: $(ls -A "$bdir") $out"
+rm -rf "$bdir" "$trace"
+out=$("${launch[@]}" --mca btl smx,sm,self --mca btl_smx_backing_directory /nonexistent/smx \
+	--mca btl_smx_verbose 1 "$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+grep -q "^anysource: PASS" <<<"$out" && ! grep -q "btl:smx: 2 local processes" <<<"$out" &&
+	grep -q "btl:smx: cannot create a segment of [0-9]* bytes as /nonexistent/smx/smx\." <<<"$out" &&
+	echo "ok: a backing directory that does not exist keeps smx out, by name; the job runs on sm" ||
+	fail "backing directory /nonexistent/smx: want smx refused by name and the job on sm: $out"
 
 # 3. wrong values are named, and the job does not run on smx
 # (with sm beside it, the job itself must run: on sm, without smx, which at verbosity 1
@@ -134,35 +158,42 @@ grep -q "different btl_smx_frag_size values" <<<"$out" && ! grep -q "btl:smx: pe
 # ... while a smaller fragment alone is enough: the defaults above it follow it down
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
 	--mca btl_smx_verbose 10 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-n=$(grep -c "btl:smx: peer .*eager limit [0-9]*, rendezvous first fragment [0-9]*" <<<"$out" || true)
-big=$(grep -Ec "eager limit ([5-9][0-9]{3}|[0-9]{5,})|first fragment ([5-9][0-9]{3}|[0-9]{5,})" \
-	<<<"$out" || true)
+n=$(grep -c "btl:smx: policy: " <<<"$out" || true)
+big=$(policy "$out" '[a-z0-9]*\.\(rndv_\)\?eager_limit' | awk '$1 > 4096' | wc -l)
 grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
 	echo "ok: btl_smx_frag_size 4096 alone lowers the limits' defaults to fit, data intact" ||
 	fail "frag_size 4096 alone: want p2p PASS and 2 peers with limits <= 4096: $out"
 
 # 4. a node with more processes than btl_smx_busy_ranks is busy from the start: every
-#    peer gets the busy eager limit and single-copy threshold (verbose 10 says so) where
+#    class gets the busy eager limit and single-copy threshold (its policy says so) where
 #    single copy counts as cheap (btl_smx_single_copy_cost_max always); where it does
 #    not (a limit of 0), the class's own threshold (never, for these 2 cores) stays
-busy_args=(--mca btl_smx_verbose 10 --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
+busy_args=(--mca btl_smx_verbose 1 --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
 	--mca btl_smx_single_copy_min_busy 7000)
 out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
 	--mca btl_smx_single_copy_cost_max never "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-n=$(grep -c "eager limit 6000, .*single copy from never (node busy)" <<<"$out" || true)
-grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] &&
+# busy_policy OUT: "BUSY EAGER BUSY-THRESHOLD", each the distinct values over both
+# processes and every class (joined by /)
+busy_policy() {
+	echo "$(policy "$1" busy_always | paste -sd/)" \
+		"$(policy "$1" '[a-z0-9]*\.eager_limit' | sort -u | paste -sd/)" \
+		"$(policy "$1" '[a-z0-9]*\.single_copy_min_busy' | sort -u | paste -sd/)"
+}
+n=$(busy_policy "$out")
+grep -q "^p2p: PASS" <<<"$out" && [ "$n" = "1/1 6000 never" ] &&
 	echo "ok: where single copy is too dear, a crowded node keeps the class's threshold" ||
-	fail "busy_ranks, cost limit 0: expected 2 peers single-copying never and p2p PASS: $out"
+	fail "busy_ranks, cost limit 0: want 'busy, eager limit, busy threshold' 1/1 6000 never, not '$n', and p2p PASS: $out"
 out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
 	--mca btl_smx_single_copy_cost_max always "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-n=$(grep -c "eager limit 6000, .*single copy from 7000 (node busy)" <<<"$out" || true)
-grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] &&
+n=$(busy_policy "$out")
+grep -q "^p2p: PASS" <<<"$out" && [ "$n" = "1/1 6000 7000" ] &&
 	echo "ok: a crowded node lowers both thresholds for every peer, data intact" ||
-	fail "busy_ranks: expected 2 peers at the busy thresholds and p2p PASS: $out"
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 10 \
+	fail "busy_ranks: want 'busy, eager limit, busy threshold' 1/1 6000 7000, not '$n', and p2p PASS: $out"
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
-grep -q "node busy" <<<"$out" && fail "2 processes counted as a busy node: $out" ||
-	echo "ok: 2 processes are not a busy node by default"
+[ "$(policy "$out" busy_always | paste -sd/)" = 0/0 ] &&
+	echo "ok: 2 processes are not a busy node by default" ||
+	fail "2 processes counted as a busy node (or no policy printed): $out"
 # 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
 #    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer
 #    when single copy counts as cheap (btl_smx_single_copy_cost_max always), not at
@@ -186,9 +217,9 @@ pushes() {
 		cat "$trace/out" >&2
 		echo -1 -1 -1
 	else
-		echo "$(grep -c "exchange push on," "$trace/out")" \
+		echo "$(policy "$(cat "$trace/out")" push | grep -c "^1$")" \
 			"$(cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev")" \
-			"$(grep -Ec "a single copy costs [0-9]+\.[0-9]+ memcpys" "$trace/out")"
+			"$(policy "$(cat "$trace/out")" cost | grep -Ec "^[0-9]+\.[0-9]+$")"
 	fi
 	rm -rf "$trace"
 }
@@ -227,14 +258,14 @@ reads() {
 		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:-always}" \
 		--mca btl_smx_single_copy_window_max 0 \
 		--mca btl_smx_single_copy_oversubscribed "$1" \
-		--mca btl_smx_verbose 10 \
+		--mca btl_smx_verbose 1 \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,65536," "$trace/out"; then
 		cat "$trace/out" >&2
 		echo -1
 	else
-		echo "verbose $(grep -c "single copy from 1, every rendezvous (oversubscribed" "$trace/out")"
+		echo "verbose $(policy "$(cat "$trace/out")" every_get_single | grep -c "^1$")"
 		cat "$trace"/t* | grep -c "^[0-9]* *process_vm_readv" || true
 	fi
 	rm -rf "$trace"
@@ -242,14 +273,14 @@ reads() {
 on=$(reads true)
 off=$(reads false)
 zero=$(reads true 0)
-peers=$(( over * (over - 1) ))
-[ "$(head -1 <<<"$on")" = "verbose $peers" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
+# (verbose N: the processes whose policy says every get by single copy)
+[ "$(head -1 <<<"$on")" = "verbose $over" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
 	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
 	[ "$(head -1 <<<"$zero")" = "verbose 0" ] && [ "$(tail -1 <<<"$zero")" = 0 ] &&
 	echo "ok: $over processes on $threads hardware threads: every rendezvous by single copy" \
 		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" \
 		"or a cost limit of 0" ||
-	fail "oversubscribed: on: $on (want verbose $peers and reads > 0); off: $off, cost" \
+	fail "oversubscribed: on: $on (want verbose $over and reads > 0); off: $off, cost" \
 		"limit 0: $zero (want 0 and 0)"
 
 # 7. the default rings shrink while a segment would exceed btl_smx_segment_max_mb (4
@@ -355,12 +386,12 @@ window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIM
 	# over both ranks (WINDOWS: peers printed with a window), or "failed"
 	local size=$1 out
 	shift
-	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 10 "$@" \
+	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 1 "$@" \
 		"$bench" --mode pingpong --sizes "$size" --samples 2 2>&1 | tr -d '\000')
 	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
 	echo "$(both_ranks_gets "$out")" \
-		"$(grep -c "btl:smx: peer .*, single-copy window up to 65536, " <<<"$out")" \
-		"$(sed -n 's/.*btl:smx: peer .*, eager limit \([0-9]*\), .*/\1/p' <<<"$out" | sort -u | paste -sd/)"
+		"$(policy "$out" window_max | grep -c "^65536$")" \
+		"$(policy "$out" '[a-z0-9]*\.eager_limit' | sort -u | paste -sd/)"
 }
 wopen=(--mca btl_smx_single_copy_window_cost_max always)
 read -r w16 < <(window_gets 16384 "${wopen[@]}")
@@ -385,11 +416,11 @@ window_judged() {
 		--mca btl_smx_single_copy_window_cost_max "$1" "$build/tests/mpi/anysource" 2>&1 |
 		tr -d '\000')
 	grep -q "^anysource: PASS" <<<"$out" || { echo failed; return; }
-	sed -n 's/.*a single copy costs \([0-9.]*\) memcpys .*single-copy window \(up to\|off\).*/\1 \2/p' \
-		<<<"$out" | awk -v limit="$1" '{ n++; opened += ($2 == "up") }
+	sed -n 's/.*btl:smx: policy: cost=\([0-9.]*\) .* window_max=\([0-9]*\) .*/\1 \2/p' \
+		<<<"$out" | awk -v limit="$1" '{ n++; opened += ($2 != 0) }
 		# the cost is printed to 2 decimals: a value equal to the limit may be either side
 		# (the limit is in % of a memcpy)
-		$1 * 100 != limit && ($1 * 100 < limit) != ($2 == "up") { bad++ }
+		$1 * 100 != limit && ($1 * 100 < limit) != ($2 != 0) { bad++ }
 		END { print n + 0, bad + 0, opened + 0 }'
 }
 read -r dflt_judged < <(window_judged 175)

@@ -43,8 +43,9 @@ STOCK, TUNED = "stock-sm", "tuned-smx"
 SIZE_RE = re.compile(r"^(\d+)([KMG]?)$", re.I)
 
 
-class Refusal(Exception):
-    """Bad input or a node this tool cannot measure: exit 2 with the message."""
+class Refusal(argparse.ArgumentTypeError):
+    """Bad input or a node this tool cannot measure: exit 2 with the message. (An
+    argparse type error too: the argument converters below raise it.)"""
 
 
 class Interrupted(Exception):
@@ -102,23 +103,37 @@ def parse_classes(text):
     return names
 
 
-def check_numbers(a):
-    """The numeric options of sweep and compare, before anything runs: a bad value is bad
-    input (exit 2), not a failed benchmark. --samples, --target-mb and --off-cache take
-    smx_bench's own ranges; the budget must be a finite number of seconds (a watchdog
-    timer is set from it)."""
-    if not (math.isfinite(a.budget) and a.budget > 0):
-        raise Refusal("--budget must be a positive number of seconds, got %s" % a.budget)
-    for name, value, lo, hi in (("--reps", a.reps, 1, 1000),
-                                ("--samples", a.samples, 1, 1000),
-                                ("--target-mb", a.target_mb, 1, 65536),
-                                ("--off-cache", a.off_cache, 0, 65536)):
-        if not lo <= value <= hi:
-            raise Refusal("%s must be %d to %d, got %d" % (name, lo, hi, value))
-    margin = getattr(a, "margin", None)
-    if margin is not None and not (math.isfinite(margin) and 0 <= margin < 1):
-        raise Refusal("--margin must be at least 0 and below 1 (a fraction: 0.05 is 5%%), "
-                      "got %s" % margin)
+def ranged(name, lo, hi):
+    """argparse type: an integer from lo to hi (smx_bench's own ranges)."""
+    def convert(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise Refusal("%s must be %d to %d, got %s" % (name, lo, hi, text))
+        return value
+    return convert
+
+
+def real(accept, message):
+    """argparse type: a finite number that accept() takes; anything else is refused with
+    message % the text given."""
+    def convert(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and accept(value)):
+            raise Refusal(message % text)
+        return value
+    return convert
+
+
+# a watchdog is set from the budget; the margin is a fraction
+budget_seconds = real(lambda v: v > 0, "--budget must be a positive number of seconds, got %s")
+margin_fraction = real(lambda v: 0 <= v < 1, "--margin must be at least 0 and below 1 (a "
+                       "fraction: 0.05 is 5%%), got %s")
 
 
 # ---------------------------------------------------------------- Open MPI facts
@@ -282,14 +297,15 @@ def run_jobs(jobs, st, clock, launcher, bench_args, n_sizes, est, progress, job_
 
 
 def smx_line_check(expect):
-    """A check of a job's btl/smx verbose lines: expect(cls, proto) -> the 'single copy
-    from' value the job must show for its peer. A job that silently measured something
-    else (a mechanism that vanished, a parameter not applied) is an error, not data."""
+    """A check of the policy a job's btl/smx reports (runner.pair_policy): expect(cls,
+    proto) -> the single-copy threshold the job must show for its peer. A job that
+    silently measured something else (a mechanism that vanished, a parameter not applied)
+    is an error, not data."""
     def check(cls, proto, err):
         want = expect(cls, proto)
         if want is None:
             return
-        got = re.findall(r"btl:smx: peer .*: class (\w+), .*single copy from (\w+)", err)
+        got = runner.pair_policy(err)
         if not got or any(g != (cls, want) for g in got):
             raise runner.RunError("the %s job of class %s did not run as asked: btl/smx "
                                   "reports %s, expected class %s with single copy from %s"
@@ -338,12 +354,9 @@ def confirm_pairs(launcher, pairs, same, progress):
 # ---------------------------------------------------------------- sweep
 
 def sweep(a):
-    check_numbers(a)
     clock = Clock(a.budget)
     progress = Progress()
-    mechanisms = parse_mechanisms(a.mechanisms)
-    classes_wanted = parse_classes(a.classes)
-    sizes = parse_sizes(a.sizes)
+    mechanisms, classes_wanted, sizes = a.mechanisms, a.classes, a.sizes
     settings = {"mode": a.mode, "sizes": sizes, "samples": a.samples,
                 "off_cache_mb": a.off_cache, "target_mb": a.target_mb,
                 "mechanisms": mechanisms, "classes": classes_wanted,
@@ -405,11 +418,11 @@ def sweep(a):
                                           fmt_seconds(a.budget)))
     bench_args = ["--mode", a.mode, "--sizes", ",".join(str(s) for s in sizes),
                   "--off-cache", str(a.off_cache), "--samples", str(a.samples),
-                  "--target-mb", str(a.target_mb)]
+                  "--target-mb", str(a.target_mb)] + runner.POLICY_ARGS
 
     def job_args(cls, proto):
         args = launcher.base(pairs[cls], p["same_core"][cls]) + [
-            "--mca", "btl", "smx,self", "--mca", "btl_smx_verbose", "10",
+            "--mca", "btl", "smx,self",
             # a lone pair: the load signal must not switch protocols under the sweep, nor
             # the single-copy window (it would single-copy up to 64 KiB and lower the
             # eager limit wherever a copy measures cheap)
@@ -576,11 +589,9 @@ def check_compare_out(st):
 
 
 def compare(a):
-    check_numbers(a)
     clock = Clock(a.budget)
     progress = Progress()
-    classes_wanted = parse_classes(a.classes)
-    sizes = parse_sizes(a.sizes)
+    classes_wanted, sizes = a.classes, a.sizes
     st = store.Store(a.out)
     check_compare_out(st)
     try:
@@ -603,10 +614,10 @@ def compare(a):
     expect = {}
     for cls, pair in pairs.items():
         _, out = launcher.smx_classes(pair, same[cls], ["--tune", pfile])
-        got = re.findall(r"btl:smx: peer .*: class (\w+), .*single copy from (\w+)", out)
+        got = runner.pair_policy(out)
         want = values.get("btl_smx_single_copy_min_" + cls)
         if want is not None:
-            want = "never" if int(want) == 0 else str(int(want))
+            want = "never" if want in ("never", "0") else str(int(want))
             if not got or any(g != (cls, want) for g in got):
                 raise Refusal("Open MPI did not apply %s for class %s: btl/smx reports %s, "
                               "the file says single copy from %s" % (pfile, cls, got, want))
@@ -618,14 +629,13 @@ def compare(a):
     st.save_state({"settings": {"compare": pfile, "sizes": sizes}, "plan": {}})
     bench_args = ["--mode", a.mode, "--sizes", ",".join(str(s) for s in sizes),
                   "--off-cache", str(a.off_cache), "--samples", str(a.samples),
-                  "--target-mb", str(a.target_mb)]
+                  "--target-mb", str(a.target_mb)] + runner.POLICY_ARGS
 
     def job_args(cls, proto):
         args = launcher.base(pairs[cls], same[cls])
         if proto == STOCK:
             return args + ["--mca", "btl", "sm,self"]
-        return args + ["--mca", "btl", "smx,self", "--tune", pfile, "--mca",
-                       "btl_smx_verbose", "10"]
+        return args + ["--mca", "btl", "smx,self", "--tune", pfile]
 
     check = smx_line_check(lambda cls, proto: expect[cls] if proto == TUNED else None)
     jobs = [(rep, cls, proto) for rep in range(a.reps) for cls in pairs
@@ -672,22 +682,24 @@ def build_parser():
     sub = ap.add_subparsers(dest="command")
 
     def common(p, out, reps):
-        p.add_argument("--budget", type=float, default=900, metavar="SECONDS",
+        p.add_argument("--budget", type=budget_seconds, default=900, metavar="SECONDS",
                        help="wall-clock budget of this invocation (default 900)")
         p.add_argument("--out", default=out, help="output directory (default %s)" % out)
-        p.add_argument("--sizes", default=DEFAULT_SIZES,
+        p.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES,
                        help="message sizes: list or doubling range (default %s)" % DEFAULT_SIZES)
-        p.add_argument("--reps", type=int, default=reps,
+        p.add_argument("--reps", type=ranged("--reps", 1, 1000), default=reps,
                        help="repetitions, interleaved; medians over them (default %d)" % reps)
-        p.add_argument("--samples", type=int, default=5,
+        p.add_argument("--samples", type=ranged("--samples", 1, 1000), default=5,
                        help="timed batches per size in one job (default 5)")
-        p.add_argument("--target-mb", type=int, default=32,
+        p.add_argument("--target-mb", type=ranged("--target-mb", 1, 65536), default=32,
                        help="MB moved per size in one job (default 32)")
-        p.add_argument("--off-cache", type=int, default=64, metavar="MB",
+        p.add_argument("--off-cache", type=ranged("--off-cache", 0, 65536), default=64,
+                       metavar="MB",
                        help="buffer pool per direction, so messages start out of cache "
                             "(default 64)")
         p.add_argument("--mode", default="pingpong", choices=["pingpong", "bw"])
-        p.add_argument("--classes", help="only these classes (default: all on this node)")
+        p.add_argument("--classes", type=parse_classes, default="",
+                       help="only these classes (default: all on this node)")
         p.add_argument("--topology", help="hwloc XML file instead of this machine's topology "
                                           "(the pairs must still exist here)")
         p.add_argument("--mpirun", default="mpirun")
@@ -696,10 +708,10 @@ def build_parser():
 
     sw = sub.add_parser("sweep", help="measure and write the parameter file (default)")
     common(sw, "smx-tune-out", 5)
-    sw.add_argument("--mechanisms", default=",".join(analysis.MECHANISMS),
+    sw.add_argument("--mechanisms", type=parse_mechanisms, default=",".join(analysis.MECHANISMS),
                     help="single-copy mechanisms to try (default: %s; the ones that do not "
                          "work here are reported and skipped)" % ",".join(analysis.MECHANISMS))
-    sw.add_argument("--margin", type=float, default=analysis.DEFAULT_MARGIN,
+    sw.add_argument("--margin", type=margin_fraction, default=analysis.DEFAULT_MARGIN,
                     help="least gain for single copy to be adopted (default %.2f)"
                     % analysis.DEFAULT_MARGIN)
     sw.add_argument("--fresh", action="store_true", help="discard what --out holds")
@@ -715,7 +727,10 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ("sweep", "compare", "-h", "--help"):
         argv.insert(0, "sweep")
-    a = build_parser().parse_args(argv)
+    try:
+        a = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help, or a value argparse refused (exit 2, message said)
+        return e.code
 
     def on_term(signum, frame):
         raise Interrupted()

@@ -83,7 +83,8 @@ def render(info, result):
             out.append("#   " + dec.reason)
         else:
             out.append("#   -> %s" % dec.reason)
-            out.append("btl_smx_single_copy_min_%s=%d" % (cls, dec.threshold))
+            out.append("btl_smx_single_copy_min_%s=%s"
+                       % (cls, "never" if dec.threshold == 0 else dec.threshold))
         for m, decs in sorted(per_mech.items()):
             if m != mech and cls in decs and decs[cls].threshold is not None:
                 out.append("#   (with %s instead: %s)" % (m, decs[cls].reason))
@@ -93,7 +94,7 @@ def render(info, result):
         # thresholds up to 64 KiB and lower the eager limits this file's header shows.
         out.append("# measured with btl/smx's single-copy window closed: the thresholds above "
                    "replace it")
-        out.append("btl_smx_single_copy_window_max=0")
+        out.append("btl_smx_single_copy_window_max=off")
     if info["absent"]:
         out.append("# not on this machine (defaults kept): " + ", ".join(info["absent"]))
     if mech and info["available"] > 1:

@@ -17,6 +17,28 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 PROBE_ARGS = ["--sizes", "64K", "--samples", "1", "--target-mb", "1"]
+# The benchmark prints btl/smx's policy, as each rank built it (an MPI_T control variable).
+POLICY_ARGS = ["--print-cvar", "btl_smx_policy"]
+
+
+def pair_policy(out):
+    """What btl/smx decided for the peer of each rank of a two-rank job, from the
+    benchmark's '# cvar RANK btl_smx_policy key=value ...' lines: a list of (class,
+    single-copy threshold) with the threshold "never" or a number of bytes (as a string),
+    "never" too where the peer has no single-copy endpoint. Empty if btl/smx was not
+    used (no policy)."""
+    got = []
+    for m in re.finditer(r"^# cvar ([01]) btl_smx_policy (.*)$", out, re.M):
+        words = dict(w.split("=", 1) for w in m.group(2).split() if "=" in w)
+        peer = "1" if m.group(1) == "0" else "0"
+        cls = words.get("peer" + peer)
+        if cls is None:
+            continue
+        threshold = words.get(cls + ".single_copy_min", "never")
+        if words.get("peer%s.smsc" % peer) != "1":
+            threshold = "never"
+        got.append((cls, threshold))
+    return got
 
 
 class RunError(Exception):
@@ -122,14 +144,14 @@ class Launcher:
                               _tail(out)))
 
     def smx_classes(self, pair, same_core=False, extra=(), timeout=60):
-        """btl/smx's class for the pair (from btl_smx_verbose 10) and the job's output."""
-        cmd = self.base(pair, same_core) + ["--mca", "btl", "smx,self", "--mca",
-                                            "btl_smx_verbose", "10"] + list(extra)
-        rc, out = self._run(cmd + [self.bench] + PROBE_ARGS, timeout)
+        """btl/smx's class for the pair (from its policy, read through MPI_T) and the job's
+        output."""
+        cmd = self.base(pair, same_core) + ["--mca", "btl", "smx,self"] + list(extra)
+        rc, out = self._run(cmd + [self.bench] + PROBE_ARGS + POLICY_ARGS, timeout)
         if rc != 0:
             raise RunError("a two-rank btl/smx job failed (exit %d): %s\n%s"
                            % (rc, " ".join(cmd), _tail(out)))
-        return set(re.findall(r"btl:smx: peer .*: class (\w+),", out)), out
+        return set(cls for cls, _ in pair_policy(out)), out
 
     def probe_mechanism(self, name, pair, same_core=False, timeout=60):
         """None when Open MPI selects smsc/<name> and btl/smx gets single copy from it;
@@ -147,7 +169,7 @@ class Launcher:
 
     def measure(self, cmd_args, bench_args, timeout, on_row=None):
         """One measuring job: mpirun arguments (after the binding) and benchmark arguments.
-        Returns (rows, stderr text). on_row(row) is called as each size finishes."""
+        Returns (rows, stderr text and the benchmark's comment lines). on_row(row) is called as each size finishes."""
         cmd = cmd_args + [self.bench] + bench_args
         with tempfile.TemporaryFile(mode="w+") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
@@ -174,7 +196,8 @@ class Launcher:
         if proc.returncode != 0:
             raise RunError("benchmark failed (exit %d): %s\n%s"
                            % (proc.returncode, " ".join(cmd), _tail("".join(lines) + err_text)))
-        return parse_bench_csv(lines), err_text
+        # the benchmark's comment lines (its MPI_T report) go with the job's messages
+        return parse_bench_csv(lines), err_text + "".join(l for l in lines if l.startswith("#"))
 
 
 def stop(proc):

@@ -3,9 +3,9 @@
 
 The rule is btl/smx's own (opal/mca/btl/smx/btl_smx_locality.c): a pair of processes
 falls in the narrowest of core/L2, L3, package, NUMA node that holds both, else "remote".
-This module only proposes pairs; the sweep then asks btl/smx itself (btl_smx_verbose 10)
-which class it gives each bound pair and refuses to measure when the two disagree, so a
-divergence from the C rule cannot go unnoticed.
+This module only proposes pairs; the sweep then asks btl/smx itself (its policy, read
+through MPI_T) which class it gives each bound pair and refuses to measure when the two
+disagree, so a divergence from the C rule cannot go unnoticed.
 """
 import subprocess
 import xml.etree.ElementTree as ET

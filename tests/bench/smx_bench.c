@@ -2,7 +2,7 @@
  * smx_bench: the project's MPI benchmark.
  *
  *   smx_bench [--mode pingpong|bw|alltoall] [--sizes LIST] [--off-cache MB]
- *             [--samples N] [--window N] [--target-mb MB]
+ *             [--samples N] [--window N] [--target-mb MB] [--print-cvar NAME]
  *
  * pingpong  ranks 0 and 1: half the round trip (usec) and MB/s
  * bw        ranks 0 -> 1: windows of --window Isends, one ack per window; MB/s
@@ -17,6 +17,9 @@
  * MPI suite (tests/mpi), on the same paths.
  *
  * Output (rank 0, stdout): '#' comment lines, then CSV 'mode,bytes,iters,usec,mbps'.
+ * --print-cvar NAME: after the measurements every rank prints the MPI_T control variable
+ * NAME as '# cvar RANK NAME VALUE' (VALUE '(none)' if the MPI library has no such
+ * variable): how a tool learns what the transport decided (btl_smx_policy).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -42,6 +45,7 @@ struct options {
     int samples;
     int window;
     size_t target_bytes;
+    const char *cvar;
 };
 
 static int rank, nranks;
@@ -100,6 +104,8 @@ static void parse(int argc, char **argv, struct options *o)
                 die("--target-mb: expected 1 to 65536");
             }
             o->target_bytes = mb << 20;
+        } else if (0 == strcmp(opt, "--print-cvar")) {
+            o->cvar = val;
         } else {
             die("unknown option (see the header of smx_bench.c)");
         }
@@ -264,6 +270,34 @@ static void measure(const struct options *o, size_t len)
     free(rb.base);
 }
 
+/* The control variable's value as a string, through MPI_T; "(none)" if there is none. */
+static void print_cvar(const char *name)
+{
+    static char value[1 << 16];
+    int provided, index, count;
+    MPI_T_cvar_handle handle;
+    MPI_Datatype type;
+    int ok = 0;
+
+    if (MPI_SUCCESS != MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) {
+        printf("# cvar %d %s (none)\n", rank, name);
+        return;
+    }
+    if (MPI_SUCCESS == MPI_T_cvar_get_index(name, &index)
+        && MPI_SUCCESS == MPI_T_cvar_get_info(index, NULL, NULL, NULL, &type, NULL, NULL, NULL,
+                                              NULL, NULL)
+        && MPI_CHAR == type
+        && MPI_SUCCESS == MPI_T_cvar_handle_alloc(index, NULL, &handle, &count)) {
+        value[0] = '\0';
+        ok = count >= 0 && (size_t) count < sizeof(value)
+             && MPI_SUCCESS == MPI_T_cvar_read(handle, value);
+        MPI_T_cvar_handle_free(&handle);
+    }
+    printf("# cvar %d %s %s\n", rank, name, ok ? value : "(none)");
+    fflush(stdout);
+    MPI_T_finalize();
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -278,6 +312,9 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < o.nsizes; ++i) {
         measure(&o, o.sizes[i]);
+    }
+    if (NULL != o.cvar) {
+        print_cvar(o.cvar);
     }
     MPI_Finalize();
     return 0;

@@ -58,7 +58,7 @@ def main():
         key = "btl_smx_single_copy_min_" + cls
         if key not in values or mech is None:
             continue
-        n = int(values[key])
+        n = 0 if values[key] == "never" else int(values[key])
         sizes = sorted(s for (c, p, s) in times if c == cls and p == "double"
                        and s > eager and (cls, mech, s) in times)
         med_d = [statistics.median(times[(cls, "double", s)]) for s in sizes]

@@ -192,9 +192,9 @@ class ParameterFile(unittest.TestCase):
         rows = recording("never-cross.csv")
         text, values = self.render(rows, ["l3", "remote"], ["cma"],
                                    {"l3": 34816, "remote": 4096}, 1)
-        self.assertEqual(values, {"btl_smx_single_copy_min_l3": "0",
+        self.assertEqual(values, {"btl_smx_single_copy_min_l3": "never",
                                   "btl_smx_single_copy_min_remote": "8192",
-                                  "btl_smx_single_copy_window_max": "0"})
+                                  "btl_smx_single_copy_window_max": "off"})
         for needle in ("# machine:    testhost", "# date:       2026-11-22", "double us",
                        "cma us", "not on this machine (defaults kept): numa"):
             self.assertIn(needle, text)
@@ -395,7 +395,8 @@ class Refusals(unittest.TestCase):
                 rc, out = run_cli(*cmd, opt + "=" + value, "--budget", "100", "--out",
                                   self.tmp)
                 self.assertEqual(rc, 2, (cmd, opt, value))
-                self.assertIn("refused: " + message, out)
+                # argparse names the argument it refused, with the tool's message
+                self.assertIn("error: argument %s: %s" % (opt, message), out)
 
     def test_compare_does_not_delete_a_sweeps_measurements(self):
         conf = os.path.join(self.tmp, "smx-tuned.conf")
@@ -471,6 +472,27 @@ class Runner(unittest.TestCase):
         self.assertEqual(rc, 3)
         self.assertIn("out", out)
         self.assertIn("err", out)
+
+
+class PairPolicy(unittest.TestCase):
+    """btl/smx's policy as the benchmark prints it (btl_smx_policy, through MPI_T)."""
+    LINE0 = ("# cvar 0 btl_smx_policy cost=2.76 window_max=0 every_get_single=0 busy_always=0 "
+             "busy_transfers=1 push=0 l3.eager_limit=34816 l3.rndv_eager_limit=34816 "
+             "l3.single_copy_min=%s l3.single_copy_min_busy=never peer1=l3 peer1.smsc=%d\n")
+    LINE1 = ("# cvar 1 btl_smx_policy cost=2.76 l3.single_copy_min=%s peer0=l3 "
+             "peer0.smsc=1\n")
+
+    def test_each_ranks_class_and_threshold_for_its_peer(self):
+        out = "pingpong,0,1,0.2,0\n" + self.LINE0 % ("4096", 1) + self.LINE1 % "4096"
+        self.assertEqual(runner.pair_policy(out), [("l3", "4096"), ("l3", "4096")])
+
+    def test_a_peer_without_a_single_copy_endpoint_never_single_copies(self):
+        out = self.LINE0 % ("1", 0) + self.LINE1 % "1"
+        self.assertEqual(runner.pair_policy(out), [("l3", "never"), ("l3", "1")])
+
+    def test_no_policy_no_answer(self):
+        self.assertEqual(runner.pair_policy("# cvar 0 btl_smx_policy (none)\n"), [])
+        self.assertEqual(runner.pair_policy("mode,bytes\n"), [])
 
 
 class Sizes(unittest.TestCase):

@@ -22,6 +22,7 @@
 
 #include "opal/class/opal_list.h"
 #include "opal/mca/btl/btl.h"
+#include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
 
 #include "btl_smx_locality.h"
@@ -57,7 +58,7 @@ struct mca_btl_base_endpoint_t {
     opal_proc_t *proc;
     int peer_local_rank;
     void *peer_segment; /* the peer's segment, mapped here */
-    size_t peer_segment_size;
+    opal_shmem_ds_t *peer_ds; /* opal_shmem's descriptor of it */
     struct smx_ring *out;  /* my ring in the peer's segment */
     uint64_t out_head;     /* next message I write (only I touch it) */
     uint64_t out_seen;     /* the peer's 'consumed' as I last read it */
@@ -87,13 +88,15 @@ struct mca_btl_smx_component_t {
     int single_copy_cost_max;             /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
     int single_copy_window_max, eager_limit_window; /* bytes; SMX_OFF */
     int single_copy_window_cost_max;      /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
+    char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
 
     /* the node, as init found it */
     int slots;        /* slots per ring in my segment: ring_slots, or fewer on a full node */
     bool slots_fixed; /* btl_smx_ring_slots set by the user: slots stays ring_slots */
     int hw_threads;   /* hardware threads this job may use here; 0: unknown */
 
-    char segment_name[64]; /* /dev/shm file of my segment until every peer has mapped it */
+    char *backing_directory; /* btl_smx_backing_directory */
+    opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
     void *segment;
     size_t segment_size;
     int local_rank, num_local;
@@ -117,8 +120,9 @@ struct mca_btl_smx_component_t {
 
     mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
     opal_list_t completed; /* sent fragments whose callback is due */
-    mca_btl_smx_frag_t *free_frags;       /* frag_size buffers */
-    mca_btl_smx_frag_t *free_small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
+    opal_free_list_t frags;       /* frag_size buffers */
+    opal_free_list_t small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
+    opal_free_list_t get_ops, serves; /* double-copy gets pulled and served (btl_smx_get.c) */
     int frags_out; /* large fragments handed to the upper layer and not yet back (max_frags) */
     opal_mutex_t lock;      /* fragments, lists, ring heads: for MPI_THREAD_MULTIPLE */
     opal_mutex_t poll_lock; /* one reader per ring when threads are in use */
@@ -184,6 +188,10 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
+int mca_btl_smx_get_lists_init(void);
+void mca_btl_smx_get_lists_fini(void);
+/* Give back a serve item the endpoint still held (finalize). */
+void mca_btl_smx_serve_drop(opal_list_item_t *serve);
 END_C_DECLS
 
 #endif /* MCA_BTL_SMX_H */

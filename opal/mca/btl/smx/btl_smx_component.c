@@ -54,8 +54,10 @@ static int smx_component_open(void)
     OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->poll_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->completed, opal_list_t);
-    c->free_frags = NULL;
-    c->free_small_frags = NULL;
+    OBJ_CONSTRUCT(&c->frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->small_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->get_ops, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->serves, opal_free_list_t);
     c->frags_out = 0;
     memset(&c->stats, 0, sizeof(c->stats));
     return OPAL_SUCCESS;
@@ -66,6 +68,10 @@ static int smx_component_close(void)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     OBJ_DESTRUCT(&c->completed);
+    OBJ_DESTRUCT(&c->frags);
+    OBJ_DESTRUCT(&c->small_frags);
+    OBJ_DESTRUCT(&c->get_ops);
+    OBJ_DESTRUCT(&c->serves);
     OBJ_DESTRUCT(&c->poll_lock);
     OBJ_DESTRUCT(&c->lock);
     if (0 <= c->output) {
@@ -116,6 +122,14 @@ static mca_btl_smx_module_t *smx_module_create(int cls)
         module->cls = cls;
     }
     return module;
+}
+
+/* What init made, undone when it gives up afterwards. */
+static void smx_init_undo(void)
+{
+    mca_btl_smx_frag_lists_fini();
+    mca_btl_smx_get_lists_fini();
+    mca_btl_smx_segment_destroy();
 }
 
 /* Local rank 0 measures what a single copy costs, once for the node, and leaves it in
@@ -177,11 +191,16 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         m->btl_flags |= MCA_BTL_FLAGS_PUT;
         m->btl_put = mca_btl_smx_put;
     }
+    if (OPAL_SUCCESS != mca_btl_smx_frag_lists_init()
+        || OPAL_SUCCESS != mca_btl_smx_get_lists_init()) {
+        smx_init_undo();
+        return NULL;
+    }
     smx_measure_for_node();
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {
-        mca_btl_smx_segment_destroy();
+        smx_init_undo();
         return NULL;
     }
     c->num_modules = 0;
@@ -206,7 +225,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         }
         c->num_modules = 0;
         free(modules);
-        mca_btl_smx_segment_destroy();
+        smx_init_undo();
         return NULL;
     }
     /* One progress function for all modules, registered once. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx fragment pool: two LIFOs of descriptors, so that the most recently used
- * (cache-warm) buffer goes out next. Private to the process; the lock only matters with
- * threads.
+ * btl/smx fragments: two opal_free_list_t of descriptors (LIFOs, so that the most
+ * recently used, cache-warm buffer goes out next), private to the process. The count of
+ * large fragments out, the cap, is kept beside them under the component's lock.
  *
  * Small descriptors (at most SMX_SMALL_FRAG_BYTES plus the smsc registration handle: any
  * message that carries an ob1 header and no user data, and the BTL's own get requests)
@@ -34,7 +34,7 @@
  * No process ever waits for a descriptor that only another waiting process can return.
  * What small descriptors cost: one per message that ob1 has handed over for a full ring,
  * a few hundred bytes, less than ob1's own request for that message. Like the large
- * ones, they stay in their pool until finalize once made.
+ * ones, they stay in their list until finalize once made.
  */
 #include "opal_config.h"
 
@@ -50,45 +50,73 @@ size_t mca_btl_smx_small_frag_bytes(void)
     return SMX_SMALL_FRAG_BYTES + mca_btl_smx_module_template.btl_registration_handle_size;
 }
 
+/* A new item of either list: its buffer is the item's payload. */
+static int smx_frag_item_init(opal_free_list_item_t *item, void *ctx)
+{
+    mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) item;
+
+    frag->data = item->ptr;
+    frag->small = (&mca_btl_smx_component.small_frags == ctx);
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_smx_frag_lists_init(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int rc;
+
+    /* grown 8 (large) or 64 (small) at a time, without a limit of the list's own: the cap
+     * counts what is out (mca_btl_smx_frag_alloc) */
+    rc = opal_free_list_init(&c->frags, sizeof(mca_btl_smx_frag_t), SMX_CACHE_LINE,
+                             OBJ_CLASS(mca_btl_smx_frag_t), (size_t) c->frag_size, SMX_CACHE_LINE,
+                             0, -1, 8, NULL, 0, NULL, smx_frag_item_init, &c->frags);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_free_list_init(&c->small_frags, sizeof(mca_btl_smx_frag_t), SMX_CACHE_LINE,
+                                 OBJ_CLASS(mca_btl_smx_frag_t), mca_btl_smx_small_frag_bytes(),
+                                 SMX_CACHE_LINE, 0, -1, 64, NULL, 0, NULL, smx_frag_item_init,
+                                 &c->small_frags);
+    }
+    return rc;
+}
+
+void mca_btl_smx_frag_lists_fini(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OBJ_DESTRUCT(&c->frags);
+    OBJ_DESTRUCT(&c->small_frags);
+    OBJ_CONSTRUCT(&c->frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->small_frags, opal_free_list_t);
+}
+
 mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const bool small = size <= mca_btl_smx_small_frag_bytes();
-    mca_btl_smx_frag_t **pool = small ? &c->free_small_frags : &c->free_frags;
     mca_btl_smx_frag_t *frag;
 
-    OPAL_THREAD_LOCK(&c->lock);
-    if (!small && c->frags_out >= c->max_frags) {
-        OPAL_THREAD_UNLOCK(&c->lock);
-        return NULL; /* a send: ob1 retries it from its progress function */
-    }
-    frag = *pool;
-    if (NULL != frag) {
-        *pool = frag->next_free;
-    }
     if (!small) {
+        OPAL_THREAD_LOCK(&c->lock);
+        if (c->frags_out >= c->max_frags) {
+            OPAL_THREAD_UNLOCK(&c->lock);
+            return NULL; /* a send: ob1 retries it from its progress function */
+        }
         c->frags_out++;
-        /* (MPI_T reads the peak without the lock; a malloc failure below leaves it one high) */
+        /* (MPI_T reads the peak without the lock; a failure below leaves it one high) */
         if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
             __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
                              __ATOMIC_RELAXED);
         }
+        OPAL_THREAD_UNLOCK(&c->lock);
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
+    frag = (mca_btl_smx_frag_t *) opal_free_list_get(small ? &c->small_frags : &c->frags);
     if (NULL == frag) {
-        size_t room = small ? mca_btl_smx_small_frag_bytes() : (size_t) c->frag_size;
-
-        frag = malloc(sizeof(*frag) + room);
-        if (NULL == frag) {
-            if (!small) {
-                OPAL_THREAD_LOCK(&c->lock);
-                c->frags_out--;
-                OPAL_THREAD_UNLOCK(&c->lock);
-            }
-            return NULL;
+        if (!small) {
+            OPAL_THREAD_LOCK(&c->lock);
+            c->frags_out--;
+            OPAL_THREAD_UNLOCK(&c->lock);
         }
-        OBJ_CONSTRUCT(frag, mca_btl_smx_frag_t);
-        frag->small = small;
+        return NULL;
     }
     frag->counted = !small;
     frag->endpoint = endpoint;
@@ -109,36 +137,18 @@ void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    OPAL_THREAD_LOCK(&c->lock);
-    c->frags_out -= frag->counted;
-    frag->counted = false;
-    OPAL_THREAD_UNLOCK(&c->lock);
+    if (frag->counted) {
+        OPAL_THREAD_LOCK(&c->lock);
+        c->frags_out--;
+        OPAL_THREAD_UNLOCK(&c->lock);
+        frag->counted = false;
+    }
 }
 
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_frag_t **pool = frag->small ? &c->free_small_frags : &c->free_frags;
 
-    OPAL_THREAD_LOCK(&c->lock);
-    c->frags_out -= frag->counted;
-    frag->counted = false;
-    frag->next_free = *pool;
-    *pool = frag;
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
-void mca_btl_smx_frag_pool_fini(void)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_frag_t **pools[2] = {&c->free_frags, &c->free_small_frags};
-
-    for (int p = 0; p < 2; ++p) {
-        while (NULL != *pools[p]) {
-            mca_btl_smx_frag_t *frag = *pools[p];
-            *pools[p] = frag->next_free;
-            OBJ_DESTRUCT(frag);
-            free(frag);
-        }
-    }
+    mca_btl_smx_frag_uncount(frag);
+    opal_free_list_return(frag->small ? &c->small_frags : &c->frags, &frag->base.super);
 }

@@ -10,22 +10,24 @@
 
 #include "opal_config.h"
 
+#include "opal/class/opal_free_list.h"
 #include "opal/mca/btl/btl.h"
 
 BEGIN_C_DECLS
 
 struct mca_btl_base_endpoint_t;
 
+/* An opal_free_list_t item (its base descriptor's super); the buffer is the item's
+ * payload: btl_smx_frag_size bytes, or mca_btl_smx_small_frag_bytes(). */
 struct mca_btl_smx_frag_t {
     mca_btl_base_descriptor_t base;
     mca_btl_base_segment_t segment;
     struct mca_btl_base_endpoint_t *endpoint;
+    unsigned char *data;
     mca_btl_base_tag_t tag;
     uint8_t kind; /* enum smx_slot_kind */
     bool counted; /* counted in the component's frags_out */
-    bool small;   /* from the pool of small descriptors (never refused, btl_smx_frag.c) */
-    struct mca_btl_smx_frag_t *next_free;
-    unsigned char data[]; /* btl_smx_frag_size bytes, or mca_btl_smx_small_frag_bytes() */
+    bool small;   /* from the list of small descriptors (never refused, btl_smx_frag.c) */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
@@ -34,12 +36,14 @@ OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);
  * component's registration handle, with room to spare. */
 #define SMX_SMALL_FRAG_BYTES 256
 size_t mca_btl_smx_small_frag_bytes(void);
+/* The two free lists, once the sizes are known (init); their end (finalize). */
+int mca_btl_smx_frag_lists_init(void);
+void mca_btl_smx_frag_lists_fini(void);
 /* A descriptor that holds 'size' bytes; NULL at btl_smx_max_frags (large ones only). */
 mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 /* Off the count of fragments out, ahead of its release (see btl_smx_frag.c). */
 void mca_btl_smx_frag_uncount(mca_btl_smx_frag_t *frag);
-void mca_btl_smx_frag_pool_fini(void);
 
 END_C_DECLS
 

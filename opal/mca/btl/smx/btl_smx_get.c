@@ -28,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Receiver side of a double-copy get. */
+/* Receiver side of a double-copy get (an item of the component's get_ops list). */
 struct smx_get_op {
+    opal_free_list_item_t super;
     mca_btl_smx_endpoint_t *ep;
     unsigned char *local;
     size_t size, received;
@@ -38,17 +39,50 @@ struct smx_get_op {
     mca_btl_base_rdma_completion_fn_t cbfunc;
     void *cbcontext, *cbdata;
 };
+typedef struct smx_get_op smx_get_op_t;
+static OBJ_CLASS_INSTANCE(smx_get_op_t, opal_free_list_item_t, NULL, NULL);
 
-/* Sender side: a range of my memory a peer asked for. */
+/* Sender side: a range of my memory a peer asked for (an item of the serves list, queued
+ * on the endpoint's serving list). */
 struct smx_serve_t {
-    opal_list_item_t super;
+    opal_free_list_item_t super;
     uint64_t op;
     const unsigned char *src;
     uint64_t destination; /* the requester's buffer (for a push) */
     size_t size, sent;
 };
 typedef struct smx_serve_t smx_serve_t;
-static OBJ_CLASS_INSTANCE(smx_serve_t, opal_list_item_t, NULL, NULL);
+static OBJ_CLASS_INSTANCE(smx_serve_t, opal_free_list_item_t, NULL, NULL);
+
+int mca_btl_smx_get_lists_init(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int rc = opal_free_list_init(&c->get_ops, sizeof(smx_get_op_t), SMX_CACHE_LINE,
+                                 OBJ_CLASS(smx_get_op_t), 0, 0, 0, -1, 16, NULL, 0, NULL, NULL,
+                                 NULL);
+
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_free_list_init(&c->serves, sizeof(smx_serve_t), SMX_CACHE_LINE,
+                                 OBJ_CLASS(smx_serve_t), 0, 0, 0, -1, 16, NULL, 0, NULL, NULL,
+                                 NULL);
+    }
+    return rc;
+}
+
+void mca_btl_smx_get_lists_fini(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OBJ_DESTRUCT(&c->get_ops);
+    OBJ_DESTRUCT(&c->serves);
+    OBJ_CONSTRUCT(&c->get_ops, opal_free_list_t);
+    OBJ_CONSTRUCT(&c->serves, opal_free_list_t);
+}
+
+void mca_btl_smx_serve_drop(opal_list_item_t *serve)
+{
+    opal_free_list_return(&mca_btl_smx_component.serves, (opal_free_list_item_t *) serve);
+}
 
 static inline void smx_count(uint32_t *counter, int delta)
 {
@@ -67,7 +101,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     uint32_t *counter = c->transfers_in_flight;
     struct smx_get_request *req;
-    struct smx_get_op *op;
+    smx_get_op_t *op;
     mca_btl_smx_frag_t *frag;
 
     if (mca_btl_smx_single_copy(endpoint, size, false)) {
@@ -85,24 +119,26 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         return OPAL_SUCCESS;
     }
 
-    op = malloc(sizeof(*op));
+    op = (smx_get_op_t *) opal_free_list_get(&c->get_ops);
     frag = mca_btl_smx_frag_alloc(endpoint, sizeof(*req));
     if (NULL == op || NULL == frag) {
-        free(op);
+        if (NULL != op) {
+            opal_free_list_return(&c->get_ops, &op->super);
+        }
         if (NULL != frag) {
             mca_btl_smx_frag_release(frag);
         }
         return OPAL_ERR_OUT_OF_RESOURCE; /* ob1 retries later */
     }
-    *op = (struct smx_get_op){.ep = endpoint,
-                              .local = local_address,
-                              .size = size,
-                              .received = 0,
-                              .counter = counter,
-                              .local_handle = local_handle,
-                              .cbfunc = cbfunc,
-                              .cbcontext = cbcontext,
-                              .cbdata = cbdata};
+    op->ep = endpoint;
+    op->local = local_address;
+    op->size = size;
+    op->received = 0;
+    op->counter = counter;
+    op->local_handle = local_handle;
+    op->cbfunc = cbfunc;
+    op->cbcontext = cbcontext;
+    op->cbdata = cbdata;
     req = (struct smx_get_request *) frag->data;
     req->op = (uint64_t) (uintptr_t) op;
     req->remote_address = remote_address;
@@ -113,7 +149,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     frag->segment.seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
-        free(op);
+        opal_free_list_return(&c->get_ops, &op->super);
         mca_btl_smx_frag_release(frag);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
@@ -131,7 +167,8 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     const struct smx_get_request *req = payload;
     smx_serve_t *serve;
 
-    if (len < sizeof(*req) || NULL == (serve = OBJ_NEW(smx_serve_t))) {
+    if (len < sizeof(*req)
+        || NULL == (serve = (smx_serve_t *) opal_free_list_get(&c->serves))) {
         /* The peer would wait for this data for ever: better a clear end than a hang. */
         mca_btl_smx_fatal(ep, len < sizeof(*req) ? "a malformed get request"
                                                  : "no memory to serve a get request");
@@ -143,7 +180,7 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     serve->size = (size_t) req->size;
     serve->sent = 0;
     OPAL_THREAD_LOCK(&c->lock);
-    opal_list_append(&ep->serving, &serve->super);
+    opal_list_append(&ep->serving, &serve->super.super);
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
@@ -178,7 +215,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 
     OPAL_THREAD_LOCK(&c->lock);
     while (NULL != (serve = (smx_serve_t *) opal_list_get_first(&ep->serving))
-           && &serve->super != opal_list_get_end(&ep->serving)) {
+           && &serve->super.super != opal_list_get_end(&ep->serving)) {
         /* An exchange: the peer pulls from me while I pull from it, so double copy would
          * cost each of us two copies. Push its data whole with one single copy (into
          * memory the peer is not touching until this piece says so), then tell it. */
@@ -206,7 +243,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
             pieces++;
         }
         opal_list_remove_first(&ep->serving);
-        OBJ_RELEASE(serve);
+        opal_free_list_return(&c->serves, &serve->super);
     }
 out:
     OPAL_THREAD_UNLOCK(&c->lock);
@@ -217,7 +254,7 @@ out:
 void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
 {
     const struct smx_get_piece *piece = payload;
-    struct smx_get_op *op = (struct smx_get_op *) (uintptr_t) piece->op;
+    smx_get_op_t *op = (smx_get_op_t *) (uintptr_t) piece->op;
     size_t chunk = len - sizeof(*piece);
 
     if (SMX_PIECE_PUSHED == piece->offset) {
@@ -234,5 +271,5 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     smx_count(op->counter, -1);
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);
-    free(op);
+    opal_free_list_return(&mca_btl_smx_component.get_ops, &op->super);
 }

@@ -6,6 +6,7 @@
 
 #include "opal/mca/hwloc/base/base.h"
 #include "opal/mca/pmix/pmix-internal.h"
+#include "opal/mca/shmem/base/base.h"
 #include "opal/mca/smsc/smsc.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -34,6 +35,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->pulling = 0;
     ep->module = NULL;
     ep->peer_segment = NULL;
+    ep->peer_ds = NULL;
     ep->smsc_endpoint = NULL;
     ep->out_head = ep->out_seen = ep->in_tail = 0;
     ep->described = false;
@@ -44,7 +46,7 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
     opal_list_item_t *item;
 
     while (NULL != (item = opal_list_remove_first(&ep->serving))) {
-        OBJ_RELEASE(item);
+        mca_btl_smx_serve_drop(item);
     }
     OBJ_DESTRUCT(&ep->serving);
     /* Fragments never posted (finalize with the peer's ring full): back to the pool. */
@@ -56,8 +58,9 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
         MCA_SMSC_CALL(return_endpoint, ep->smsc_endpoint);
     }
     if (NULL != ep->peer_segment) {
-        munmap(ep->peer_segment, ep->peer_segment_size);
+        (void) opal_shmem_segment_detach(ep->peer_ds);
     }
+    free(ep->peer_ds);
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,
@@ -91,16 +94,18 @@ int mca_btl_smx_segment_create(void)
     size_t ring_bytes;
     struct statvfs vfs;
     uint64_t have = UINT64_MAX;
-    int fd;
+    char *name;
+    int rc;
 
     c->local_rank = opal_process_info.my_local_rank;
     c->num_local = (int) opal_process_info.num_local_peers + 1;
-    if (0 == statvfs("/dev/shm", &vfs)) {
+    if (0 == statvfs(c->backing_directory, &vfs)) {
         have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
     }
     /* N processes make N^2 rings on the node. Unless the user chose the number of slots,
      * halve it (down to 4, still enough to stream) while a segment would exceed
-     * btl_smx_segment_max_mb or all N would not fit in /dev/shm (a container's 64 MiB, say).
+     * btl_smx_segment_max_mb or all N would not fit in the backing directory (a container's
+     * /dev/shm of 64 MiB, say).
      * Every process here sees the same N and, near enough, the same free space; rings of
      * different sizes would work anyway (a sender reads its ring's size from the ring). */
     uint64_t segment = smx_segment_bytes((uint64_t) c->num_local);
@@ -127,37 +132,36 @@ int mca_btl_smx_segment_create(void)
             snprintf(mib_have, sizeof(mib_have), "%.1f", (double) have / 1048576.0);
             snprintf(mib_ring, sizeof(mib_ring), "%.2f", (double) ring_bytes / 1048576.0);
             opal_show_help("help-btl-smx.txt", refuse ? "no-shm-space" : "little-shm-space",
-                           true, opal_process_info.nodename, mib_have, mib_one, c->num_local,
+                           true, c->backing_directory, opal_process_info.nodename, mib_have,
+                           mib_one, c->num_local,
                            mib_ring, c->slots, c->frag_size, mib_all, c->num_local);
             if (refuse) {
                 return OPAL_ERR_OUT_OF_RESOURCE;
             }
         }
     }
-    /* No shell-pattern characters in the name: PMIx's cleanup matches it as a pattern. */
-    snprintf(c->segment_name, sizeof(c->segment_name), "/dev/shm/smx.%x.%u.%d",
-             (unsigned) OPAL_PROC_MY_NAME.jobid, OPAL_PROC_MY_NAME.vpid, (int) getpid());
-    fd = open(c->segment_name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot create %s: %s", c->segment_name,
-                            strerror(errno));
+    /* opal_shmem makes the segment (a file in btl_smx_backing_directory with its mmap
+     * component). No shell-pattern characters in the name: PMIx's cleanup matches it as a
+     * pattern. */
+    if (0 > asprintf(&name, "%s/smx.%x.%u.%d", c->backing_directory,
+                     (unsigned) OPAL_PROC_MY_NAME.jobid, OPAL_PROC_MY_NAME.vpid, (int) getpid())) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    if (0 != ftruncate(fd, (off_t) c->segment_size)) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot size %s: %s", c->segment_name,
-                            strerror(errno));
-        close(fd);
-        unlink(c->segment_name);
+    rc = opal_shmem_segment_create(&c->seg_ds, name, c->segment_size);
+    if (OPAL_SUCCESS == rc) {
+        opal_pmix_register_cleanup(name, false, false, false);
+        c->segment = opal_shmem_segment_attach(&c->seg_ds);
+        if (NULL == c->segment) {
+            opal_shmem_unlink(&c->seg_ds);
+        }
+    }
+    if (NULL == c->segment) {
+        opal_output_verbose(1, c->output, "btl:smx: cannot create a segment of %zu bytes as %s",
+                            c->segment_size, name);
+        free(name);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    c->segment = mmap(NULL, c->segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (MAP_FAILED == c->segment) {
-        unlink(c->segment_name);
-        c->segment = NULL;
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    opal_pmix_register_cleanup(c->segment_name, false, false, false);
+    free(name);
 
     struct smx_segment_header *h = c->segment;
     h->num_local = (uint32_t) c->num_local;
@@ -180,23 +184,32 @@ int mca_btl_smx_segment_create(void)
 }
 
 /* Tell the peers where my segment is; the last step of init, so that no peer ever maps
- * the segment of a process that then gave up on smx. The modex carries "<segment file>
- * <my cpuset>": peers classify the pair from both bindings (an empty cpuset: not bound). */
+ * the segment of a process that then gave up on smx. The modex carries the size of
+ * opal_shmem's descriptor of the segment, the descriptor (only the part in use), and my
+ * cpuset as a string: peers classify the pair from both bindings (empty: not bound). */
 int mca_btl_smx_segment_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    char *cpuset = NULL, *blob;
+    const uint32_t ds_size = (uint32_t) opal_shmem_sizeof_shmem_ds(&c->seg_ds);
+    char *cpuset = NULL;
+    unsigned char *blob;
+    size_t size;
     int rc;
 
     if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
         (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
     }
-    if (0 > asprintf(&blob, "%s %s", c->segment_name, NULL != cpuset ? cpuset : "")) {
+    size = sizeof(ds_size) + ds_size + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
+    blob = malloc(size);
+    if (NULL == blob) {
         free(cpuset);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    memcpy(blob, &ds_size, sizeof(ds_size));
+    memcpy(blob + sizeof(ds_size), &c->seg_ds, ds_size);
+    strcpy((char *) blob + sizeof(ds_size) + ds_size, NULL != cpuset ? cpuset : "");
     free(cpuset);
-    OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, blob, strlen(blob) + 1);
+    OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, blob, size);
     free(blob);
     return rc;
 }
@@ -211,8 +224,8 @@ void mca_btl_smx_segment_destroy(void)
     c->peers = NULL;
     if (NULL != c->segment) {
         c->transfers_in_flight = NULL;
-        munmap(c->segment, c->segment_size);
-        (void) unlink(c->segment_name); /* normally gone already; ENOENT is fine */
+        (void) opal_shmem_unlink(&c->seg_ds); /* normally gone already */
+        (void) opal_shmem_segment_detach(&c->seg_ds);
         c->segment = NULL;
     }
     if (NULL != c->my_cpuset) {
@@ -249,68 +262,49 @@ static int smx_peer_class(const char *peer_cpuset)
  * disagree, the nearest class that has a module takes the peer, a wider one first. */
 static int smx_module_class(int cls)
 {
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    for (int wider = cls; wider < SMX_CLASS_COUNT; ++wider) {
-        if (NULL != c->modules[wider]) {
-            return wider;
-        }
-    }
-    for (int narrower = cls - 1; narrower >= 0; --narrower) {
-        if (NULL != c->modules[narrower]) {
-            return narrower;
+    for (int d = 0; d < 2 * SMX_CLASS_COUNT; ++d) {
+        int k = d < SMX_CLASS_COUNT ? cls + d : cls - (d - SMX_CLASS_COUNT) - 1;
+        if (k >= 0 && k < SMX_CLASS_COUNT && NULL != mca_btl_smx_component.modules[k]) {
+            return k;
         }
     }
     return 0; /* init creates at least one module */
 }
 
-static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
+static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_local_rank)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
-    char *blob = NULL, *space;
+    char *blob = NULL, *cpuset;
     size_t blob_size = 0;
-    struct stat st;
-    int rc, fd;
+    uint32_t ds_size;
+    int rc;
 
-    OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
-    if (OPAL_SUCCESS != rc || peer_local_rank >= c->num_local
-        || peer_local_rank == c->local_rank) {
+    if (peer_local_rank == c->local_rank) {
         return OPAL_ERR_UNREACH;
     }
     OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name, (void **) &blob,
                               &blob_size);
-    if (OPAL_SUCCESS != rc || NULL == blob || 0 == blob_size || '\0' != blob[blob_size - 1]) {
+    if (OPAL_SUCCESS != rc || NULL == blob || blob_size < sizeof(ds_size)
+        || (memcpy(&ds_size, blob, sizeof(ds_size)), ds_size > sizeof(opal_shmem_ds_t))
+        || blob_size <= sizeof(ds_size) + ds_size || '\0' != blob[blob_size - 1]
+        || NULL == (ep->peer_ds = calloc(1, sizeof(opal_shmem_ds_t)))) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
-    space = strchr(blob, ' ');
-    if (NULL != space) {
-        *space++ = '\0';
-    }
-    fd = open(blob, O_RDWR);
-    if (fd < 0 || 0 != fstat(fd, &st)) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot open peer segment %s: %s", blob,
-                            strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-        }
-        free(blob);
-        return OPAL_ERR_UNREACH;
-    }
-    ep->peer_segment_size = (size_t) st.st_size;
-    ep->peer_segment = mmap(NULL, ep->peer_segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                            0);
-    close(fd);
-    if (MAP_FAILED == ep->peer_segment) {
-        ep->peer_segment = NULL;
+    memcpy(ep->peer_ds, blob + sizeof(ds_size), ds_size);
+    ep->peer_ds->seg_name[sizeof(ep->peer_ds->seg_name) - 1] = '\0';
+    cpuset = blob + sizeof(ds_size) + ds_size;
+    ep->peer_segment = opal_shmem_segment_attach(ep->peer_ds);
+    if (NULL == ep->peer_segment) {
+        opal_output_verbose(1, c->output, "btl:smx: cannot map the segment of %s (%s)",
+                            OPAL_NAME_PRINT(proc->proc_name), ep->peer_ds->seg_name);
         free(blob);
         return OPAL_ERR_UNREACH;
     }
     struct smx_segment_header *h = ep->peer_segment;
     if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
         || h->num_local != (uint32_t) c->num_local
-        || sizeof(*h) + (uint64_t) h->ring_bytes * h->num_local > ep->peer_segment_size) {
+        || sizeof(*h) + (uint64_t) h->ring_bytes * h->num_local > ep->peer_ds->seg_size) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
@@ -332,9 +326,9 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc)
     }
     /* Every other local process of the job maps this file once; the last one unlinks it. */
     if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
-        (void) unlink(blob);
+        (void) opal_shmem_unlink(ep->peer_ds);
     }
-    ep->cls = smx_module_class(smx_peer_class(space));
+    ep->cls = smx_module_class(smx_peer_class(cpuset));
     ep->module = c->modules[ep->cls];
     free(blob);
 
@@ -364,14 +358,13 @@ static void smx_build_policy(void)
                                          : NULL != first ? first->peer_segment : NULL;
 
     if (!mca_btl_smx_policy_needs_cost()) {
-        mca_btl_smx_policy_build(NAN, "no rule here depends on it");
+        mca_btl_smx_policy_build(NAN, "not-needed");
     } else if (NULL != h && 1 == __atomic_load_n(&h->cost_measured, __ATOMIC_ACQUIRE)) {
         mca_btl_smx_policy_build(h->single_copy_cost, h->single_copy_cost < 0.0
-                                                          ? "not measurable"
-                                                          : "measured by local rank 0");
+                                                          ? "unmeasurable" : "local-rank-0");
     } else {
         double cost = mca_btl_smx_measure_single_copy_cost();
-        mca_btl_smx_policy_build(cost, cost < 0.0 ? "not measurable" : "measured by this process");
+        mca_btl_smx_policy_build(cost, cost < 0.0 ? "unmeasurable" : "this-process");
     }
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         if (NULL != c->modules[cls]) {
@@ -412,7 +405,7 @@ static mca_btl_smx_endpoint_t *smx_endpoint_of(opal_proc_t *proc, int local_rank
     if (NULL == ep) {
         return NULL;
     }
-    if (OPAL_SUCCESS != smx_attach(ep, proc)) {
+    if (OPAL_SUCCESS != smx_attach(ep, proc, local_rank)) {
         OBJ_RELEASE(ep);
         return NULL;
     }
@@ -428,6 +421,7 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
                          opal_bitmap_t *reachability)
 {
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
     /* The first add_procs attaches local rank 0 first (its segment holds the node's
@@ -450,7 +444,10 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         }
         if (!ep->described) {
             ep->described = true;
-            mca_btl_smx_policy_print_peer(ep);
+            opal_output_verbose(10, c->output, "btl:smx: peer %s (local rank %d): class %s%s",
+                                OPAL_NAME_PRINT(ep->proc->proc_name), local_rank,
+                                smx_locality_class_name(ep->cls),
+                                NULL == ep->smsc_endpoint ? ", no single-copy endpoint" : "");
         }
         if (ep->module != module) {
             continue;
@@ -463,6 +460,7 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             }
         }
     }
+    mca_btl_smx_policy_publish();
     return OPAL_SUCCESS;
 }
 
@@ -517,7 +515,8 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         c->modules[cls] = NULL;
     }
     mca_btl_smx_segment_destroy();
-    mca_btl_smx_frag_pool_fini();
+    mca_btl_smx_frag_lists_fini();
+    mca_btl_smx_get_lists_fini();
     return OPAL_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /*
  * Integer parameters whose special values have names ("never", "off", "always") instead
@@ -43,7 +45,8 @@ static int smx_enum_value(mca_base_var_enum_t *self, int index, int *value, cons
         *value = self->enum_values[index].value;
     }
     if (NULL != string) {
-        *string = strdup(self->enum_values[index].string);
+        *string = self->enum_values[index].string; /* as Open MPI's bool enumerator: its
+                                                      callers (MPI_T) copy, never free */
     }
     return OPAL_SUCCESS;
 }
@@ -196,6 +199,14 @@ int mca_btl_smx_params_register(void)
     smx_var("frag_size", "Payload bytes of one slot, the largest fragment (1024-1048576); a "
             "smaller one lowers the unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
             OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, &c->frag_size);
+    /* like btl/sm: /dev/shm where it can be written, else the job's session directory */
+    c->backing_directory = 0 == access("/dev/shm", W_OK) ? "/dev/shm"
+                                                         : opal_process_info.job_session_dir;
+    (void) mca_base_component_var_register(&c->super.btl_version, "backing_directory",
+                                           "Directory of the shared-memory segments' files (a "
+                                           "local file system: /dev/shm, or /tmp)",
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &c->backing_directory);
     c->max_frags = 512;
     SMX_INT("max_frags", "Fragments a process may hand to ob1 at once for full rings; beyond, "
             "ob1 queues sends itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
@@ -251,6 +262,14 @@ int mca_btl_smx_params_register(void)
             "this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_window_cost_max);
 
+    /* Not settable: btl_smx_policy.c writes it once the policy is built (the MCA system
+     * owns the string and frees it at the end). */
+    c->policy_text = NULL;
+    (void) mca_base_component_var_register(&c->super.btl_version, "policy", "The policy this "
+                                           "process built, as key=value words (read through MPI_T)",
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                           MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_9,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &c->policy_text);
     smx_pvar("gets_single_copy", "Rendezvous pulled by single copy", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.gets_single_copy);
     smx_pvar("gets_double_copy", "Rendezvous pulled through the rings (or pushed by the peer)",
@@ -391,6 +410,11 @@ bool mca_btl_smx_params_valid(void)
         return false;
     }
     smx_resolve_limits();
+    if (NULL == c->backing_directory || '\0' == c->backing_directory[0]) {
+        opal_show_help("help-btl-smx.txt", "bad-param", true, "btl_smx_backing_directory", "",
+                       "a directory on a local file system");
+        return false;
+    }
     if (c->ring_slots < 2 || c->ring_slots > 4096 || 0 != (c->ring_slots & (c->ring_slots - 1))) {
         return smx_refuse("btl_smx_ring_slots", c->ring_slots, "a power of two from 2 to 4096");
     }

@@ -77,11 +77,6 @@ static bool smx_cheap_by(int limit, double cost)
     return SMX_NEVER != limit && cost >= 0.0 && cost * 100.0 <= (double) limit;
 }
 
-static const char *smx_onoff(bool wanted, bool cheap)
-{
-    return !wanted ? "off" : cheap ? "on" : "off (single copy too dear)";
-}
-
 static const char *smx_bytes_or_never(size_t bytes, char words[24])
 {
     if (0 == bytes) {
@@ -99,13 +94,10 @@ void mca_btl_smx_policy_build(double cost, const char *origin)
     const bool cheap = NULL != mca_smsc && smx_cheap_by(c->single_copy_cost_max, cost);
     const bool window = NULL != mca_smsc && smx_window_possible()
                         && smx_cheap_by(c->single_copy_window_cost_max, cost);
-    char cost_words[96], window_words[64];
 
     memset(p, 0, sizeof(*p));
     p->cost = isnan(cost) ? -1.0 : cost;
     p->cost_origin = origin;
-    p->num_local = c->num_local;
-    p->hw_threads = c->hw_threads;
     p->busy_always = smx_busy_from_start();
     p->busy_transfers = c->busy_transfers;
     p->push = c->exchange_push && smx_can_push() && cheap;
@@ -134,41 +126,6 @@ void mca_btl_smx_policy_build(double cost, const char *origin)
         }
     }
     p->built = true;
-
-    if (p->cost >= 0.0) {
-        snprintf(cost_words, sizeof(cost_words), "%.2f memcpys (4 MiB, %s)", p->cost, origin);
-    } else {
-        snprintf(cost_words, sizeof(cost_words), "an unknown amount (%s)", origin);
-    }
-    if (0 != p->window_max) {
-        snprintf(window_words, sizeof(window_words), "up to %zu bytes", p->window_max);
-    } else {
-        snprintf(window_words, sizeof(window_words), "%s",
-                 smx_window_possible() && NULL != mca_smsc ? "off (single copy too dear)" : "off");
-    }
-    opal_output_verbose(1, c->output,
-                        "btl:smx: a single copy costs %s here: exchange push %s, oversubscribed "
-                        "single copy %s, busy single copy %s; single-copy window %s",
-                        cost_words, smx_onoff(c->exchange_push && smx_can_push(), cheap),
-                        smx_onoff(smx_oversubscribed(), cheap),
-                        smx_onoff(NULL != mca_smsc && smx_rules_apply(), cheap), window_words);
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        const struct smx_class_policy *k = &p->cls[cls];
-
-        if (NULL == c->modules[cls]) {
-            continue;
-        }
-        char idle[24], busy[24];
-
-        opal_output_verbose(1, c->output,
-                            "btl:smx: policy %s: eager limit %zu, rendezvous first fragment %zu, "
-                            "single copy from %s, busy from %s%s%s",
-                            smx_locality_class_name(cls), k->eager_limit, k->rndv_eager_limit,
-                            smx_bytes_or_never(k->single_copy_min, idle),
-                            smx_bytes_or_never(k->single_copy_min_busy, busy),
-                            p->busy_always ? ", node busy from the start" : "",
-                            p->every_get_single ? ", every rendezvous single (oversubscribed)" : "");
-    }
 }
 
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
@@ -185,37 +142,61 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
     module->super.btl_rndv_eager_limit = k->rndv_eager_limit;
 }
 
-void mca_btl_smx_policy_print_peer(const mca_btl_smx_endpoint_t *ep)
+/*
+ * btl_smx_policy, for tools (contrib/smx-tune reads it through MPI_T) and for people
+ * (btl_smx_verbose 1 prints it when it changes): space-separated key=value words. Sizes
+ * in bytes, "never" for no single copy:
+ *   cost=<memcpys|unknown> cost_from=<local-rank-0|this-process|not-needed|unmeasurable>
+ *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
+ *   busy_transfers=<n|never> push=<0|1>
+ *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
+ *   <class>.single_copy_min_busy=          (for each class this process has a module of)
+ *   peer<local rank>=<class> peer<local rank>.smsc=<0|1>   (each peer attached so far)
+ */
+void mca_btl_smx_policy_publish(void)
 {
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_policy *p = &mca_btl_smx_policy;
-    const struct smx_class_policy *k = &p->cls[ep->cls];
-    char single[128], busy_words[24], idle[24], window[64] = "";
-    const char *busy = smx_bytes_or_never(k->single_copy_min_busy, busy_words);
+    size_t size = 512 + 160 * SMX_CLASS_COUNT + 48 * (size_t) c->num_local, n;
+    char *text = malloc(size), a[24], b[24];
 
-    if (NULL == ep->smsc_endpoint) {
-        snprintf(single, sizeof(single), "never (no single-copy endpoint)");
-    } else if (p->every_get_single) {
-        snprintf(single, sizeof(single), "1, every rendezvous (oversubscribed: %d processes > %d "
-                 "hardware threads)", p->num_local, p->hw_threads);
-    } else if (p->busy_always) {
-        snprintf(single, sizeof(single), "%s (node busy)", busy);
-    } else {
-        snprintf(single, sizeof(single), "%s (busy: %s)",
-                 smx_bytes_or_never(k->single_copy_min, idle), busy);
+    if (NULL == text) {
+        return;
     }
-    if (NULL != ep->smsc_endpoint && 0 != p->window_max) {
-        snprintf(window, sizeof(window), ", single-copy window up to %zu", p->window_max);
+    n = (size_t) snprintf(text, size, p->cost >= 0.0 ? "cost=%.2f" : "cost=unknown", p->cost);
+    n += (size_t) snprintf(text + n, size - n, " cost_from=%s", p->cost_origin);
+    snprintf(a, sizeof(a), "%d", p->busy_transfers);
+    n += (size_t) snprintf(text + n, size - n,
+                           " window_max=%zu every_get_single=%d busy_always=%d busy_transfers=%s "
+                           "push=%d", p->window_max, p->every_get_single, p->busy_always,
+                           p->busy_transfers < 0 ? "never" : a, p->push);
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        const struct smx_class_policy *k = &p->cls[cls];
+        const char *name = smx_locality_class_name(cls);
+
+        if (NULL != c->modules[cls]) {
+            n += (size_t) snprintf(text + n, size - n,
+                                   " %s.eager_limit=%zu %s.rndv_eager_limit=%zu "
+                                   "%s.single_copy_min=%s %s.single_copy_min_busy=%s",
+                                   name, k->eager_limit, name, k->rndv_eager_limit, name,
+                                   smx_bytes_or_never(k->single_copy_min, a), name,
+                                   smx_bytes_or_never(k->single_copy_min_busy, b));
+        }
     }
-    opal_output_verbose(10, c->output,
-                        "btl:smx: peer %s (local rank %d): class %s, eager limit %zu, rendezvous "
-                        "first fragment %zu, single copy from %s%s, %s",
-                        OPAL_NAME_PRINT(ep->proc->proc_name), ep->peer_local_rank,
-                        smx_locality_class_name(ep->cls), k->eager_limit, k->rndv_eager_limit,
-                        single, window,
-                        p->busy_always ? "node busy: more processes than btl_smx_busy_ranks"
-                        : p->busy_transfers < 0 ? "never busy by transfers"
-                                                : "busy above btl_smx_busy_transfers in flight");
+    for (int r = 0; NULL != c->peers && r < c->num_local; ++r) {
+        const mca_btl_smx_endpoint_t *ep = c->peers[r];
+
+        if (NULL != ep) {
+            n += (size_t) snprintf(text + n, size - n, " peer%d=%s peer%d.smsc=%d", r,
+                                   smx_locality_class_name(ep->cls), r,
+                                   NULL != ep->smsc_endpoint);
+        }
+    }
+    if (NULL == c->policy_text || 0 != strcmp(text, c->policy_text)) {
+        opal_output_verbose(1, c->output, "btl:smx: policy: %s", text);
+    }
+    free(c->policy_text);
+    c->policy_text = text;
 }
 
 static uint64_t smx_now_ns(void)

@@ -32,7 +32,6 @@ struct smx_policy {
     /* what it was built from, for btl_smx_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;
-    int num_local, hw_threads;
 };
 
 extern struct smx_policy mca_btl_smx_policy;
@@ -47,8 +46,9 @@ double mca_btl_smx_measure_single_copy_cost(void);
 void mca_btl_smx_policy_build(double cost, const char *origin);
 /* Give a module the limits of its class: the one place a module's limits are set. */
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);
-/* The verbose-10 line of one peer. */
-void mca_btl_smx_policy_print_peer(const mca_btl_smx_endpoint_t *ep);
+/* Publish the policy and the class of every attached peer in btl_smx_policy (and print
+ * it at btl_smx_verbose 1 when it changed). */
+void mca_btl_smx_policy_publish(void);
 
 static inline bool mca_btl_smx_node_busy(const struct smx_policy *p)
 {
