@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # btl/smx (and smsc/knemlike where it runs) under valgrind's memcheck: the MPI suite's
-# programs (quick), 2 ranks, through each of smx's paths -- double copy through the rings,
-# single copy through cma, the exchange push (cma writing into the peer), full rings and
+# programs (quick), 2 ranks, through each of smx's paths -- double copy through shared memory,
+# single copy through cma, the exchange push (cma writing into the peer), no room and
 # the fragment cap -- cause no memcheck error and leak nothing with a frame of ours in its
 # stack (tests/memcheck-scan). Data another process wrote into a rank (a push) must read
 # as initialised there: without our client request, memcheck reports it as uninitialised
@@ -87,6 +87,6 @@ run_config() {
 run_config smx-nosc 2 "gets by double copy" p2p datatypes anysource unexpected window collectives rma threads
 run_config smx-busy 1 "gets by single copy (cma)" p2p datatypes collectives rma
 run_config smx-cma-push 3 "exchange pushes" p2p collectives window
-run_config smx-tight 2 "gets by double copy on 2-slot rings" p2p unexpected collectives threads
+run_config smx-tight 2 "gets by double copy in the smallest segment" p2p unexpected collectives threads
 [ $status = 0 ] && echo "PASS: no memcheck error or leak through btl/smx" || echo "FAIL: see above"
 exit $status

@@ -70,11 +70,11 @@ for cfg in smx-knemlike-busy sm-knemlike; do
 	script+="$build/tests/mpi/collectives || status=1; "
 	copies_after "$cfg under memcheck"
 done
-# Last, as it shrinks the guest's /dev/shm. With 4 MiB the default rings of 32 slots fit
-# one process's segment but not both: btl/smx halves the slots until both fit, and says
-# nothing. Rings of 32 slots asked for explicitly stay: a warning, and the job runs; with
-# 2 MiB they do not fit even one segment: btl/smx refused by name, rather than SIGBUS in the
-# middle of the run.
+# Last, as it shrinks the guest's /dev/shm. With 16 MiB the 2 processes' default budgets
+# (8 MiB each, segments of 8.5 MiB) do not fit twice: btl/smx halves them until both fit
+# (4 MiB), and says nothing. A budget asked for stays: 16 MiB fits once in 24 MiB, not
+# twice: a warning, and the job runs; in 12 MiB not even once: btl/smx refused by name,
+# rather than SIGBUS in the middle of the run.
 shm_case() { # shm_case SIZE WANT_TEXT UNWANTED_TEXT WANT_PASS(yes/no) WHAT MPIRUN-ARGS
 	script+="echo '== /dev/shm of $1: $5'; "
 	script+="if ! mount -o remount,size=$1 /dev/shm; then echo 'FAIL: remount /dev/shm'; status=1; "
@@ -85,14 +85,14 @@ shm_case() { # shm_case SIZE WANT_TEXT UNWANTED_TEXT WANT_PASS(yes/no) WHAT MPIR
 	script+="$([ "$4" = yes ] && echo 1 || echo 0) ]; then echo 'ok: $5'; "
 	script+="else echo \"FAIL: $5: \$out\"; status=1; fi; fi; "
 }
-shm_case 4m "rings of 16 slots" "not for those of every process" yes \
-	"the default rings shrink to fit both segments, no warning" "--mca btl_smx_verbose 1"
-shm_case 4m "not for those of every process" "rings of 16 slots" yes \
-	"rings of 32 slots asked for: room for one segment only, a warning, and the job runs" \
-	"--mca btl_smx_ring_slots 32"
-shm_case 2m "more shared memory than /dev/shm" "rings of 16 slots" no \
-	"rings of 32 slots asked for: no room for one segment, smx refused by name" \
-	"--mca btl_smx_ring_slots 32"
+shm_case 16m "a budget of 4096 KiB" "not for those of every process" yes \
+	"the default budgets shrink to fit both segments, no warning" "--mca btl_smx_verbose 1"
+shm_case 24m "not for those of every process" "a budget of 4096 KiB" yes \
+	"budgets of 16 MiB asked for: room for one segment only, a warning, and the job runs" \
+	"--mca btl_smx_budget_kb 16384 --mca btl_smx_verbose 1"
+shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
+	"budgets of 16 MiB asked for: no room for one segment, smx refused by name" \
+	"--mca btl_smx_budget_kb 16384"
 cd "$top"
 status=0
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1

@@ -33,10 +33,12 @@ check_param() {
 		fail "ompi_info --param $fw $comp --level 9 does not show $param"
 }
 check_param btl smx btl_smx_verbose
-check_param btl smx btl_smx_ring_slots
+check_param btl smx btl_smx_pair_ring_size
+check_param btl smx btl_smx_pair_rings_max
+check_param btl smx btl_smx_pair_ring_after
 check_param btl smx btl_smx_frag_size
 check_param btl smx btl_smx_max_frags
-check_param btl smx btl_smx_segment_max_mb
+check_param btl smx btl_smx_budget_kb
 check_param btl smx btl_smx_eager_limit
 check_param btl smx btl_smx_single_copy_window_max
 check_param smsc knemlike smsc_knemlike_priority
@@ -45,7 +47,7 @@ check_param smsc knemlike smsc_knemlike_cache_max_entries
 check_param smsc knemlike smsc_knemlike_cache_max_mb
 # performance variables (MPI_T), shown at level 9 beside the parameters
 info=$("$ompi_info" --param btl smx --level 9 2>&1)
-for pvar in gets_single_copy gets_double_copy exchange_pushes sends_queued frags_peak; do
+for pvar in gets_single_copy gets_double_copy exchange_pushes sends_queued frags_peak pair_rings; do
 	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
 		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
 done

@@ -106,9 +106,11 @@ check_param() {
 		echo "ok: $what is refused by name, the job runs without smx"
 	fi
 }
-check_param "a ring of one slot" btl_smx_ring_slots --mca btl_smx_ring_slots 1
-check_param "a ring of 24 slots (not a power of two)" btl_smx_ring_slots \
-	--mca btl_smx_ring_slots 24
+check_param "a pair ring of 2 KiB" btl_smx_pair_ring_size --mca btl_smx_pair_ring_size 2048
+check_param "a pair ring of 24 KiB (not a power of two)" btl_smx_pair_ring_size \
+	--mca btl_smx_pair_ring_size 24576
+check_param "a negative number of pair rings" btl_smx_pair_rings_max \
+	--mca btl_smx_pair_rings_max -1
 check_param "an eager limit above the fragment size" btl_smx_eager_limit \
 	--mca btl_smx_eager_limit 40000
 check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_size 100
@@ -125,10 +127,12 @@ check_param "a window eager limit above the fragment size" btl_smx_eager_limit_w
 	--mca btl_smx_eager_limit_window 40000
 check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
-check_param "a ring of 4 GiB (4096 slots of 1 MiB)" btl_smx_ring_slots \
-	--mca btl_smx_ring_slots 4096 --mca btl_smx_frag_size 1048576
+check_param "a budget of 4 MiB for fragments of 1 MiB (room for less than five)" \
+	btl_smx_budget_kb --mca btl_smx_budget_kb 4096 --mca btl_smx_frag_size 1048576
 check_param "a fragment cap below 8" btl_smx_max_frags --mca btl_smx_max_frags 4
-check_param "a segment limit of 0 MiB" btl_smx_segment_max_mb --mca btl_smx_segment_max_mb 0
+check_param "a budget of 272 KiB (five default fragments need 273)" btl_smx_budget_kb \
+	--mca btl_smx_budget_kb 272
+check_param "a negative budget" btl_smx_budget_kb --mca btl_smx_budget_kb -5
 check_param "a class's eager limit below ob1's largest header (ob1 fails MPI_Init below 80)" \
 	btl_smx_eager_limit_l3 --mca btl_smx_eager_limit_l3 72
 # ... while the smallest eager limits accepted work: every class and the busy rule at 128
@@ -141,20 +145,17 @@ grep -q "^p2p: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out"
 # ob1's dump of a communicator asks btl/smx about each peer (it crashed without btl_dump)
 out=$("${launch[@]}" $(smx_config_args smx-cma) "$build/tests/smx/dump" 2>&1 | tr -d '\000')
 grep -q "^dump: returned 0" <<<"$out" &&
-	grep -Eq "btl:smx: .* -> local rank 1 \(class [a-z0-9]+\): sent [0-9]+, .*descriptors out" <<<"$out" &&
+	grep -Eq "btl:smx: .* -> local rank 1 \(class [a-z0-9]+\): [0-9]+ messages through its queue, .*descriptors out" <<<"$out" &&
 	echo "ok: ob1's dump describes the smx endpoint" ||
 	fail "mca_pml_ob1_dump on smx: want the endpoint line and a normal return: $out"
 # ... and processes started with different fragment sizes (one app context of an MPMD
-# job): each refuses the other, and says why (no "peer" line at verbosity 10: neither
-# attached the other), instead of larger fragments overrunning slots or one side writing
-# into rings the other never reads
+# job) work together: a receiver takes each message's size from the message
 out=$("${launch[@]}" --mca btl smx,self --mca btl_smx_eager_limit 4096 --mca btl_smx_verbose 10 \
 	sh -c '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export OMPI_MCA_btl_smx_frag_size=4096; exec "$0"' \
 	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000' || true)
-grep -q "different btl_smx_frag_size values" <<<"$out" && ! grep -q "btl:smx: peer " <<<"$out" &&
-	! grep -q "^p2p: PASS" <<<"$out" &&
-	echo "ok: processes with different slot sizes refuse each other, by name" ||
-	fail "frag_size 4096 on rank 0 only: want the slots-differ message, no peer attached: $out"
+grep -q "^p2p: PASS" <<<"$out" && [ "$(grep -c "btl:smx: peer " <<<"$out")" = 2 ] &&
+	echo "ok: processes with different fragment sizes exchange data intact" ||
+	fail "frag_size 4096 on rank 0 only: want p2p PASS over smx: $out"
 # ... while a smaller fragment alone is enough: the defaults above it follow it down
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
 	--mca btl_smx_verbose 10 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
@@ -283,35 +284,28 @@ zero=$(reads true 0)
 	fail "oversubscribed: on: $on (want verbose $over and reads > 0); off: $off, cost" \
 		"limit 0: $zero (want 0 and 0)"
 
-# 7. the default rings shrink while a segment would exceed btl_smx_segment_max_mb (4
-#    processes, 1 MiB: from 32 slots, 4.3 MiB, to 4 slots, 0.5 MiB), data intact; rings the
-#    user sized stay as asked
-slots() { # slots MCA-ARGS...: the distinct slots per ring the 4 processes report, or "failed"
+# 7. a sender writes to a peer through the peer's queue until it has sent it
+#    btl_smx_pair_ring_after messages, then through a ring of its own (at most
+#    btl_smx_pair_rings_max of them): the MPI_T counter says how many, data intact either way
+rings() { # rings MCA-ARGS...: each of the 4 processes' count of pair rings, or "failed"
 	local out four=(mpirun -np 4 --oversubscribe)
 	[ "$(id -u)" = 0 ] && four+=(--allow-run-as-root)
-	out=$("${four[@]}" --mca btl smx,self --mca btl_smx_verbose 1 "$@" \
-		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
-	grep -q "^anysource: PASS" <<<"$out" || { echo "failed: $out"; return; }
-	sed -n 's/.*btl:smx: 4 local processes, .*, rings of \([0-9]*\) slots .*/\1/p' <<<"$out" |
-		sort -u | tr '\n' ' '
+	out=$("${four[@]}" --mca btl smx,self "$@" "$bench" --mode alltoall --sizes 64 \
+		--samples 1 --target-mb 1 --print-pvar btl_smx_pair_rings 2>&1 | tr -d '\000')
+	grep -q "^alltoall,64," <<<"$out" || { echo "failed: $out"; return; }
+	sed -n 's/^# pvar \([0-9]*\) btl_smx_pair_rings \([0-9]*\)$/\1:\2/p' <<<"$out" |
+		sort | cut -d: -f2 | tr '\n' ' '
 }
-default_slots=$(slots)
-small_slots=$(slots --mca btl_smx_segment_max_mb 1)
-asked_slots=$(slots --mca btl_smx_segment_max_mb 1 --mca btl_smx_ring_slots 32)
-[ "$default_slots" = "32 " ] && [ "$small_slots" = "4 " ] && [ "$asked_slots" = "32 " ] &&
-	echo "ok: 4 processes keep rings of 32 slots, 4 within btl_smx_segment_max_mb 1," \
-		"32 when asked for, data intact" ||
-	fail "ring slots: default '$default_slots', segment_max_mb 1 '$small_slots'," \
-		"with ring_slots 32 '$asked_slots' (want 32, 4, 32)"
-# ... and processes whose rings differ in slots (not in slot size) work together: a sender
-# takes its ring's size from the ring
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
-	sh -c '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export OMPI_MCA_btl_smx_ring_slots=4; exec "$0"' \
-	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-grep -q "^p2p: PASS" <<<"$out" && grep -q "rings of 4 slots" <<<"$out" &&
-	grep -q "rings of 32 slots" <<<"$out" &&
-	echo "ok: a process with rings of 4 slots and one with 32 exchange data intact" ||
-	fail "ring_slots 4 on rank 0 only: want p2p PASS and both ring sizes announced: $out"
+default_rings=$(rings)
+no_rings=$(rings --mca btl_smx_pair_rings_max 0)
+one_ring=$(rings --mca btl_smx_pair_rings_max 1)
+late_rings=$(rings --mca btl_smx_pair_ring_after 1000000000)
+[ "$default_rings" = "3 3 3 3 " ] && [ "$no_rings" = "0 0 0 0 " ] &&
+	[ "$one_ring" = "1 1 1 1 " ] && [ "$late_rings" = "0 0 0 0 " ] &&
+	echo "ok: 4 processes in an all-to-all make a ring to each peer (none with" \
+		"pair_rings_max 0, one with 1, none before pair_ring_after), data intact" ||
+	fail "pair rings: default '$default_rings' (want 3 each), max 0 '$no_rings', max 1" \
+		"'$one_ring', after 1e9 '$late_rings'"
 
 # 8. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
 #    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),
@@ -344,7 +338,7 @@ if [[ $capped =~ ^[0-9]+$ ]] && [[ $uncapped =~ ^[0-9]+$ ]] && [ "$capped" -le 4
 else
 	fail "burst: want at most 48 MB with the default cap, at least 100 MB without: $capped / $uncapped"
 fi
-queued=$(sed -n 's/.* \([0-9]*\) sends queued on a full ring, at most 512 of btl_smx_max_frags 512 .*/\1/p' \
+queued=$(sed -n 's/.* \([0-9]*\) sends queued for room, at most 512 of btl_smx_max_frags 512 .*/\1/p' \
 	<<<"$capped_line")
 [ -n "$queued" ] && [ "$queued" -gt 0 ] && [ "$mpit" = "$queued 512" ] &&
 	echo "ok: the sender's counters: $queued sends queued, 512 of 512 descriptors out at the" \

@@ -37,18 +37,18 @@ fi
 #    the issue's cases first (the first is the very workload that hung at 4 ranks and 8
 #    fragments: ob1 parked an ACK it then sent with no bytes). Each must pass. Whether an
 #    all-to-all reaches the fragment cap depends on scheduling; unexpected bursts into
-#    rings of 2 slots do every time, so the cases with bursts must also have met their
-#    cap: ranks that had every fragment out at once.
+#    the smallest segment do every time, so the cases with bursts must also have met
+#    their cap: ranks that had every fragment out at once.
 cases=(
 	"--np 4 --program-seed 1 --rounds 16 --mca btl_smx_max_frags 8 --runs 1"
 	"--np 4 --kinds alltoall,alltoallv --mca btl_smx_max_frags 8 --runs 3"
 	"--np 8 --kinds alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 16 --runs 3"
 	"--np 16 --kinds alltoall,alltoallv --mca btl_smx_max_frags 16 --runs 1"
 	"--np 32 --kinds alltoall,alltoallv --rounds 12 --mca btl_smx_max_frags 64 --runs 1"
-	"--np 4 --kinds alltoall,alltoallv --mca btl_smx_max_frags 8 --mca btl_smx_ring_slots 2 --runs 3"
-	"--np 4 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_ring_slots 2 --runs 2"
-	"--np 8 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 16 --mca btl_smx_ring_slots 2 --runs 2"
-	"--np 32 --kinds burst,alltoall,alltoallv --rounds 8 --mca btl_smx_max_frags 16 --mca btl_smx_ring_slots 2 --runs 1"
+	"--np 4 --kinds alltoall,alltoallv --mca btl_smx_max_frags 8 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 3"
+	"--np 4 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 2"
+	"--np 8 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 16 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 2"
+	"--np 32 --kinds burst,alltoall,alltoallv --rounds 8 --mca btl_smx_max_frags 16 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 1"
 )
 for c in "${cases[@]}"; do
 	cap=$(sed -n 's/.*--mca btl_smx_max_frags \([0-9]*\).*/\1/p' <<<"$c")

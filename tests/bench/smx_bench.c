@@ -3,6 +3,7 @@
  *
  *   smx_bench [--mode pingpong|bw|alltoall] [--sizes LIST] [--off-cache MB]
  *             [--samples N] [--window N] [--target-mb MB] [--print-cvar NAME]
+ *             [--print-pvar NAME]
  *
  * pingpong  ranks 0 and 1: half the round trip (usec) and MB/s
  * bw        ranks 0 -> 1: windows of --window Isends, one ack per window; MB/s
@@ -20,6 +21,9 @@
  * --print-cvar NAME: after the measurements every rank prints the MPI_T control variable
  * NAME as '# cvar RANK NAME VALUE' (VALUE '(none)' if the MPI library has no such
  * variable): how a tool learns what the transport decided (btl_smx_policy).
+ * --print-pvar NAME: the same for a counter (unsigned long long) among MPI_T's
+ * performance variables, '# pvar RANK NAME VALUE': what the transport did during the
+ * measurements.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -45,7 +49,7 @@ struct options {
     int samples;
     int window;
     size_t target_bytes;
-    const char *cvar;
+    const char *cvar, *pvar;
 };
 
 static int rank, nranks;
@@ -104,6 +108,8 @@ static void parse(int argc, char **argv, struct options *o)
                 die("--target-mb: expected 1 to 65536");
             }
             o->target_bytes = mb << 20;
+        } else if (0 == strcmp(opt, "--print-pvar")) {
+            o->pvar = val;
         } else if (0 == strcmp(opt, "--print-cvar")) {
             o->cvar = val;
         } else {
@@ -140,15 +146,16 @@ static uint8_t *buffers_next(struct buffers *b)
 
 static void stamp(uint8_t *buf, size_t len, int iter)
 {
-    if (len) {
-        buf[0] = (uint8_t) (iter % 251 + 1);
+    if (len) { /* (one byte: the first stamp only) */
         buf[len - 1] = (uint8_t) (iter % 241 + 3);
+        buf[0] = (uint8_t) (iter % 251 + 1);
     }
 }
 
 static void check_stamp(const uint8_t *buf, size_t len, int iter)
 {
-    if (len && (buf[0] != (uint8_t) (iter % 251 + 1) || buf[len - 1] != (uint8_t) (iter % 241 + 3))) {
+    if (len && (buf[0] != (uint8_t) (iter % 251 + 1)
+                || (len > 1 && buf[len - 1] != (uint8_t) (iter % 241 + 3)))) {
         fprintf(stderr, "smx_bench: rank %d: message %d of %zu bytes arrived with wrong data\n",
                 rank, iter, len);
         MPI_Abort(MPI_COMM_WORLD, 3);
@@ -298,6 +305,60 @@ static void print_cvar(const char *name)
     MPI_T_finalize();
 }
 
+/* A counter among the performance variables. Open MPI counts a counter's handle from the
+ * moment it is bound: bound before the measurements, read after them. */
+static struct {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int bound;
+} pvar;
+
+static void bind_pvar(const char *name)
+{
+    int provided, index, count, n, var_class;
+    MPI_Datatype type;
+    char vname[256];
+    int len;
+
+    if (MPI_SUCCESS != MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) {
+        return;
+    }
+    MPI_T_pvar_get_num(&n);
+    for (index = 0; index < n && !pvar.bound; ++index) {
+        len = sizeof(vname);
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(index, vname, &len, NULL, &var_class, &type,
+                                               NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+            || 0 != strcmp(vname, name) || MPI_UNSIGNED_LONG_LONG != type
+            || MPI_SUCCESS != MPI_T_pvar_session_create(&pvar.session)) {
+            continue;
+        }
+        pvar.bound = MPI_SUCCESS == MPI_T_pvar_handle_alloc(pvar.session, index, NULL,
+                                                             &pvar.handle, &count)
+                     && 1 == count;
+        if (!pvar.bound) {
+            MPI_T_pvar_session_free(&pvar.session);
+        }
+    }
+}
+
+static void print_pvar(const char *name)
+{
+    unsigned long long value = 0;
+    int ok = pvar.bound && MPI_SUCCESS == MPI_T_pvar_read(pvar.session, pvar.handle, &value);
+
+    if (ok) {
+        printf("# pvar %d %s %llu\n", rank, name, value);
+    } else {
+        printf("# pvar %d %s (none)\n", rank, name);
+    }
+    fflush(stdout);
+    if (pvar.bound) {
+        MPI_T_pvar_handle_free(pvar.session, &pvar.handle);
+        MPI_T_pvar_session_free(&pvar.session);
+    }
+    MPI_T_finalize();
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -310,11 +371,17 @@ int main(int argc, char **argv)
                mode_names[o.mode], nranks, o.off_cache_bytes >> 20, o.samples, o.window);
         printf("mode,bytes,iters,usec,mbps\n");
     }
+    if (NULL != o.pvar) {
+        bind_pvar(o.pvar);
+    }
     for (int i = 0; i < o.nsizes; ++i) {
         measure(&o, o.sizes[i]);
     }
     if (NULL != o.cvar) {
         print_cvar(o.cvar);
+    }
+    if (NULL != o.pvar) {
+        print_pvar(o.pvar);
     }
     MPI_Finalize();
     return 0;

@@ -2,11 +2,13 @@
 /*
  * btl/smx: Open MPI shared-memory BTL with a topology-aware eager/rendezvous switch.
  *
- * Each process owns one shared-memory segment holding, for every local sender, a
- * single-producer / single-consumer ring of fixed-size slots (btl_smx_fifo.h). A sender
- * copies a fragment into a free slot of its ring in the receiver's segment and raises the
- * slot's flag; the receiver polls its rings, hands the payload to the upper layer and
- * lowers the flag.
+ * Each process owns one shared-memory segment holding its receive queue, shared by all
+ * its local senders, and the buffers of the messages it sends (btl_smx_types.h). A
+ * sender copies a message into a chunk of its own segment and hands it over through the
+ * receiver's queue; to a peer it sends to often, it writes through a ring of its own
+ * instead, which only that peer reads (btl_smx_fifo.h). The receiver polls its queue and
+ * the rings of its frequent senders, hands the payload to the upper layer and marks the
+ * chunk or the ring's lines done.
  *
  * Peers are sorted into locality classes (btl_smx_locality.h); the component creates one
  * BTL module per class that can occur here, each reaching only the peers of its class and
@@ -30,7 +32,11 @@
 
 BEGIN_C_DECLS
 
-struct smx_ring;
+struct smx_pair_ring;
+struct smx_chunk_slot;
+struct smx_record;
+/* Chunk sizes: small (ob1 headers, get requests), eager, whole fragments. */
+#define SMX_CHUNK_CLASSES 3
 
 /* A fragment: 32 KiB of data plus room for ob1's headers, so that a 32 KiB message still
  * fits one eager fragment. */
@@ -41,6 +47,7 @@ struct smx_ring;
 /* Named values of integer parameters (btl_smx_params.c). */
 #define SMX_NEVER 0       /* single_copy_min_<class>, the cost limits */
 #define SMX_OFF 0         /* the busy and window limits */
+#define SMX_AUTO 0        /* budget_kb */
 #define SMX_ALWAYS (-1)   /* the cost limits */
 #define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
 
@@ -59,13 +66,23 @@ struct mca_btl_base_endpoint_t {
     int peer_local_rank;
     void *peer_segment; /* the peer's segment, mapped here */
     opal_shmem_ds_t *peer_ds; /* opal_shmem's descriptor of it */
-    struct smx_ring *out;  /* my ring in the peer's segment */
-    uint64_t out_head;     /* next message I write (only I touch it) */
+    uint64_t queue_seen;  /* the head of the peer's queue as I last read it */
+    uint32_t queued;      /* messages I sent it through its queue */
+    struct smx_chunk_slot *stalled; /* written, waiting for room in its queue */
+    struct smx_pair_ring *out; /* my ring to the peer, in my segment; NULL: its queue */
+    uint64_t out_head;     /* next line I write (only I touch it) */
     uint64_t out_seen;     /* the peer's 'consumed' as I last read it */
-    struct smx_ring *in;   /* the peer's ring in my segment */
-    uint64_t in_tail;      /* next message I read (only I touch it) */
-    opal_list_t pending;   /* fragments waiting for a free slot, in send order */
+    uint64_t out_key;      /* my ring's key (btl_smx_types.h) */
+    uint32_t out_lines;    /* its size */
+    struct smx_pair_ring *in; /* the peer's ring to me, in its segment; NULL: none yet */
+    uint64_t in_tail;      /* next line I read (only I touch it) */
+    uint64_t in_key;       /* its ring's key and size, from its offer */
+    uint32_t in_lines;
+    int chunks_out;        /* my chunks holding messages to it, not yet back */
+    struct smx_chunk_slot *ref_first, *ref_last; /* ... of my ring's records, in order */
+    opal_list_t pending;   /* fragments waiting for room, in send order */
     opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
+    bool active;           /* on the component's list of peers with the two above to do */
     int pulling;           /* my double-copy gets from this peer not yet complete */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_smx_verbose 10 */
@@ -79,7 +96,8 @@ struct mca_btl_smx_component_t {
     int verbose; /* btl_smx_verbose */
     int output;  /* opal_output stream at that verbosity */
     /* parameters (btl_smx_params.c) */
-    int ring_slots, segment_max_mb, frag_size, max_frags;
+    int budget_kb, frag_size, max_frags;
+    int pair_ring_size, pair_rings_max, pair_ring_after;
     int eager_limit[SMX_CLASS_COUNT];     /* bytes */
     int single_copy_min[SMX_CLASS_COUNT]; /* bytes; SMX_NEVER */
     int busy_ranks, busy_transfers;       /* SMX_NEVER_BUSY */
@@ -91,9 +109,9 @@ struct mca_btl_smx_component_t {
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
 
     /* the node, as init found it */
-    int slots;        /* slots per ring in my segment: ring_slots, or fewer on a full node */
-    bool slots_fixed; /* btl_smx_ring_slots set by the user: slots stays ring_slots */
-    int hw_threads;   /* hardware threads this job may use here; 0: unknown */
+    uint64_t area_max;  /* bytes of my chunk area: btl_smx_budget_kb, or as 'auto' says */
+    bool area_fixed;    /* btl_smx_budget_kb set by the user: area_max stays */
+    int hw_threads;     /* hardware threads this job may use here; 0: unknown */
 
     char *backing_directory; /* btl_smx_backing_directory */
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
@@ -101,6 +119,17 @@ struct mca_btl_smx_component_t {
     size_t segment_size;
     int local_rank, num_local;
     mca_btl_smx_endpoint_t **peers; /* by local rank, shared by all modules */
+    mca_btl_smx_endpoint_t **hot;   /* peers whose pair ring to me I read */
+    int num_hot;
+    mca_btl_smx_endpoint_t **active; /* peers with fragments pending or gets to serve */
+    int num_active;
+    uint64_t area_used;              /* bytes of my chunk area carved so far */
+    uint64_t area_carved[SMX_CHUNK_CLASSES]; /* ... for each size (btl_smx_send.c) */
+    uint64_t rings_used;             /* bytes of my ring area carved so far */
+    int pair_rings;                  /* pair rings I made */
+    struct smx_chunk_slot *chunk_free[SMX_CHUNK_CLASSES]; /* my chunks ready for use */
+    struct smx_chunk_slot *chunk_busy[SMX_CHUNK_CLASSES]; /* ... sent through queues */
+    int chunks_busy[SMX_CHUNK_CLASSES];                   /* ... out, however sent */
     uint32_t *transfers_in_flight;  /* in local rank 0's segment once attached */
     void *my_cpuset;                /* hwloc_bitmap_t of my binding */
 
@@ -114,7 +143,8 @@ struct mca_btl_smx_component_t {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... through the rings */
         unsigned long long exchange_pushes;  /* peers' gets served by one copy into them */
-        unsigned long long sends_queued;     /* sends that met a full ring (or a queue) */
+        unsigned long long sends_queued;     /* sends that found no room and waited */
+        unsigned long long pair_rings;       /* peers I write to through a pair ring */
         unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */
     } stats;
 
@@ -124,8 +154,8 @@ struct mca_btl_smx_component_t {
     opal_free_list_t small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
     opal_free_list_t get_ops, serves; /* double-copy gets pulled and served (btl_smx_get.c) */
     int frags_out; /* large fragments handed to the upper layer and not yet back (max_frags) */
-    opal_mutex_t lock;      /* fragments, lists, ring heads: for MPI_THREAD_MULTIPLE */
-    opal_mutex_t poll_lock; /* one reader per ring when threads are in use */
+    opal_mutex_t lock;      /* fragments, lists, chunks, ring heads: MPI_THREAD_MULTIPLE */
+    opal_mutex_t poll_lock; /* one reader of my queue and rings when threads are in use */
 };
 typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
 
@@ -159,7 +189,32 @@ void mca_btl_smx_segment_destroy(void);
 int mca_btl_smx_progress(void);
 void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what) __opal_attribute_noreturn__;
 
-/* btl_smx_send.c: the one place a fragment enters a ring */
+/* btl_smx_send.c: the one place a message enters shared memory */
+struct smx_post {
+    void *data;                  /* where the payload goes */
+    struct smx_record *rec;      /* in my pair ring to the peer, or NULL */
+    struct smx_chunk_slot *slot; /* a chunk of mine, or NULL */
+    uint32_t skip;               /* ring lines skipped to its end first */
+    uint32_t lines;              /* ring lines of the record */
+};
+/* Room for a message of 'len' payload bytes to ep (component lock held); false: none
+ * now. Commit or abandon what it reserved. 'stream': one of many pieces, which go in
+ * chunks even where a ring could hold them (more of them in flight at once). */
+bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
+                            struct smx_post *p);
+void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
+                             uint8_t kind, uint8_t tag);
+void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p);
+/* Chunks of mine that receivers are through with go back to use (component lock held). */
+void mca_btl_smx_chunks_reclaim(void);
+void mca_btl_smx_chunks_fini(void);
+/* The smallest chunk area that holds enough of each size of message to stream. */
+uint64_t mca_btl_smx_area_min(void);
+/* Bytes of one pair ring, header included. */
+uint64_t mca_btl_smx_ring_bytes(void);
+void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep);
+/* Send the message waiting for the peer's queue, if any; true: none waits any more. */
+bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);
 int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
 int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag);

@@ -7,16 +7,18 @@
  * Small descriptors (at most SMX_SMALL_FRAG_BYTES plus the smsc registration handle: any
  * message that carries an ob1 header and no user data, and the BTL's own get requests)
  * have small buffers and are never refused. Large ones (frag_size bytes) are counted,
- * and at btl_smx_max_frags no more are handed out: a sender whose rings are full would
+ * and at btl_smx_max_frags no more are handed out: a sender without room would
  * otherwise buffer every message it is given (a burst of 10000 isends of 16 KiB held
  * 200 MB).
  *
  * Why the cap cannot deadlock a job (the argument a reviewer checks):
- *  1. A receiver consumes every slot that is ready whenever it progresses, whatever its
+ *  1. A receiver takes every message that has arrived whenever it progresses (marking its
+ *     chunk done, its ring lines consumed, its queue entry free), whatever its
  *     own resources: handling a message may queue outgoing fragments, never wait for
  *     them (btl_smx_module.c, mca_btl_smx_progress). Every process waiting in MPI
- *     progresses, so every posted slot is consumed.
- *  2. A queued fragment is posted as soon as its ring has room, which (1) provides; it
+ *     progresses, so every posted message is taken.
+ *  2. A queued fragment is posted as soon as there is room (a chunk of my area, an entry
+ *     of the peer's queue, lines of my ring to it), which (1) provides; it
  *     then completes from progress and comes back. So every large descriptor that is out
  *     comes back, and the count falls, without any process needing anything first.
  *  3. A refusal therefore only delays. It must also be retried: ob1 (5.0.x) retries a
@@ -32,7 +34,7 @@
  *     so ob1 never parks one.
  *  5. Gets take a small descriptor (their request) and nothing else.
  * No process ever waits for a descriptor that only another waiting process can return.
- * What small descriptors cost: one per message that ob1 has handed over for a full ring,
+ * What small descriptors cost: one per message that ob1 has handed over without room,
  * a few hundred bytes, less than ob1's own request for that message. Like the large
  * ones, they stay in their list until finalize once made.
  */
@@ -120,7 +122,7 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
     }
     frag->counted = !small;
     frag->endpoint = endpoint;
-    frag->kind = SMX_SLOT_AM;
+    frag->kind = SMX_KIND_AM;
     frag->segment.seg_addr.pval = frag->data;
     frag->segment.seg_len = 0;
     frag->base.des_segments = &frag->segment;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * btl/smx fragments: the descriptor ob1 fills (alloc, prepare_src) before btl_send, and
- * the staging buffer behind it. The shared-memory side of a fragment is a ring slot,
- * which its receiver hands back by clearing the slot's flag (btl_smx_fifo.h); this
+ * the staging buffer behind it. The shared-memory side of a fragment is a chunk or ring
+ * lines of the sender's segment, which its receiver hands back (btl_smx_fifo.h); this
  * private part is recycled by the sender alone.
  */
 #ifndef MCA_BTL_SMX_FRAG_H
@@ -25,7 +25,7 @@ struct mca_btl_smx_frag_t {
     struct mca_btl_base_endpoint_t *endpoint;
     unsigned char *data;
     mca_btl_base_tag_t tag;
-    uint8_t kind; /* enum smx_slot_kind */
+    uint8_t kind; /* enum smx_kind */
     bool counted; /* counted in the component's frags_out */
     bool small;   /* from the list of small descriptors (never refused, btl_smx_frag.c) */
 };

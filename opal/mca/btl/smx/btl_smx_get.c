@@ -7,10 +7,11 @@
  * given to
  *   - the selected SMSC component (single copy), where the policy says so for this peer,
  *     this size and the node's load now (mca_btl_smx_single_copy, btl_smx_policy.h), or
- *   - a pipelined double copy through the rings: the receiver asks the sender's BTL for
- *     the range (SMX_SLOT_GET_REQ); the sender's progress copies it into ring slots
- *     (SMX_SLOT_GET_DATA), the receiver copies each out as it arrives. Both copies stream
- *     slot by slot, so at most ring_slots x frag_size bytes sit in shared memory.
+ *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
+ *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
+ *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
+ *     each out as it arrives. Both copies stream, and at most SMX_PIECES_IN_FLIGHT
+ *     fragments per peer sit in shared memory.
  * Deciding here rather than through ob1's limits is what lets the threshold depend on the
  * class, the load at this very moment, and be any size (ob1 itself only knows "above the
  * eager limit: get").
@@ -50,6 +51,7 @@ struct smx_serve_t {
     const unsigned char *src;
     uint64_t destination; /* the requester's buffer (for a push) */
     size_t size, sent;
+    bool pushed; /* copied whole into the destination: the piece that says so is due */
 };
 typedef struct smx_serve_t smx_serve_t;
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_free_list_item_t, NULL, NULL);
@@ -144,7 +146,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     req->remote_address = remote_address;
     req->size = size;
     req->destination = (uint64_t) (uintptr_t) local_address;
-    frag->kind = SMX_SLOT_GET_REQ;
+    frag->kind = SMX_KIND_GET_REQ;
     frag->tag = 0;
     frag->segment.seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
@@ -179,37 +181,45 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     serve->destination = req->destination;
     serve->size = (size_t) req->size;
     serve->sent = 0;
+    serve->pushed = false;
     OPAL_THREAD_LOCK(&c->lock);
     opal_list_append(&ep->serving, &serve->super.super);
+    mca_btl_smx_activate(ep);
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
-/* Sender side, component lock held, a free slot checked: one GET_DATA piece of 'chunk'
- * bytes from 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range. */
-static void smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
-                           const unsigned char *src, size_t chunk)
+/* Sender side, component lock held: one GET_DATA piece of at most 'chunk' bytes from
+ * 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range, if there is
+ * room. Returns the bytes posted, or -1 for none. */
+static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
+                              const unsigned char *src, size_t chunk)
 {
-    struct smx_slot_header *slot = smx_ring_slot(ep->out, ep->out_head);
-    struct smx_get_piece *piece = (struct smx_get_piece *) (slot + 1);
+    struct smx_get_piece *piece;
+    struct smx_post p;
 
-    /* The data first: it starts on the slot's second cache line, so the line the
-     * receiver polls is written only at the end, in one burst (see btl_smx_sendi.c). */
+    if (!mca_btl_smx_post_begin(ep, sizeof(*piece) + chunk, 0 != chunk, &p)) {
+        return -1;
+    }
+    /* The data first, the piece's header (on the record's first line) last. */
+    piece = p.data;
     if (0 != chunk) {
         memcpy(piece + 1, src, chunk);
     }
     piece->op = op;
     piece->offset = offset;
-    slot->len = (uint32_t) (sizeof(*piece) + chunk);
-    slot->tag = 0;
-    slot->kind = SMX_SLOT_GET_DATA;
-    smx_slot_publish(slot, ep->out_head++);
+    mca_btl_smx_post_commit(ep, &p, sizeof(*piece) + chunk, SMX_KIND_GET_DATA, 0);
+    return (ssize_t) chunk;
 }
 
-/* Sender side: copy as much of the requested ranges into free slots as fits. */
+/* Pieces of mine in flight to one peer at most: 32 fragments' worth of its gets sit in
+ * shared memory at a time (as in the rings of 32 slots the design began with). */
+#define SMX_PIECES_IN_FLIGHT 32
+
+/* Sender side: copy as much of the requested ranges as there is room for. */
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    uint32_t room = smx_ring_payload(ep->out) - (uint32_t) sizeof(struct smx_get_piece);
+    const size_t room = (size_t) c->frag_size - sizeof(struct smx_get_piece);
     int pieces = 0;
     smx_serve_t *serve;
 
@@ -220,26 +230,35 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
          * cost each of us two copies. Push its data whole with one single copy (into
          * memory the peer is not touching until this piece says so), then tell it. */
         if (0 == serve->sent && mca_btl_smx_single_copy(ep, serve->size, true)
-            && smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)
             && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
                                              (void *) (uintptr_t) serve->destination,
                                              serve->size, NULL)) {
-            smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0);
-            mca_btl_smx_count(&c->stats.exchange_pushes);
+            serve->pushed = true;
             serve->sent = serve->size;
+            mca_btl_smx_count(&c->stats.exchange_pushes);
+        }
+        if (serve->pushed) {
+            if (smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0) < 0) {
+                goto out; /* no room to say so yet; next progress */
+            }
             pieces++;
         }
         while (serve->sent < serve->size) {
             size_t chunk = serve->size - serve->sent;
+            ssize_t posted;
 
-            if (!smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)) {
-                goto out; /* the receiver has not caught up; next progress */
+            if (ep->chunks_out >= SMX_PIECES_IN_FLIGHT) {
+                mca_btl_smx_chunks_reclaim();
+                if (ep->chunks_out >= SMX_PIECES_IN_FLIGHT) {
+                    goto out; /* the receiver has not caught up; next progress */
+                }
             }
-            if (chunk > room) {
-                chunk = room;
+            posted = smx_post_piece(ep, serve->op, serve->sent, serve->src + serve->sent,
+                                    chunk > room ? room : chunk);
+            if (posted < 0) {
+                goto out;
             }
-            smx_post_piece(ep, serve->op, serve->sent, serve->src + serve->sent, chunk);
-            serve->sent += chunk;
+            serve->sent += (size_t) posted;
             pieces++;
         }
         opal_list_remove_first(&ep->serving);

@@ -10,6 +10,7 @@
 #include "opal/mca/smsc/smsc.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/util/sys_limits.h"
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
@@ -37,7 +38,14 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;
     ep->smsc_endpoint = NULL;
+    ep->queue_seen = 0;
+    ep->queued = 0;
+    ep->stalled = NULL;
+    ep->out = ep->in = NULL;
     ep->out_head = ep->out_seen = ep->in_tail = 0;
+    ep->chunks_out = 0;
+    ep->ref_first = ep->ref_last = NULL;
+    ep->active = false;
     ep->described = false;
 }
 
@@ -49,7 +57,7 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
         mca_btl_smx_serve_drop(item);
     }
     OBJ_DESTRUCT(&ep->serving);
-    /* Fragments never posted (finalize with the peer's ring full): back to the pool. */
+    /* Fragments never posted (finalize with no room at the peer): back to the pool. */
     while (NULL != (item = opal_list_remove_first(&ep->pending))) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
     }
@@ -66,34 +74,40 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
 OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,
                    smx_endpoint_destruct);
 
-static size_t smx_ring_bytes(void)
+/* Entries of a receive queue: room for every sender to have a few messages waiting. */
+static uint32_t smx_queue_entries_for(int num_local)
 {
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    uint32_t n = 256;
 
-    return sizeof(struct smx_ring) + (size_t) smx_slot_bytes((uint64_t) c->frag_size)
-                                         * (size_t) c->slots;
+    while (n < 4u * (uint32_t) num_local && n < (1u << 20)) {
+        n *= 2;
+    }
+    return n;
+}
+
+/* Bytes before the area: the header and the queue, in whole pages. */
+static uint64_t smx_area_offset(int num_local)
+{
+    const uint64_t page = (uint64_t) opal_getpagesize();
+    const uint64_t bytes = sizeof(struct smx_segment_header)
+                           + (uint64_t) smx_queue_entries_for(num_local)
+                                 * sizeof(struct smx_queue_entry);
+    return (bytes + page - 1) / page * page;
 }
 
 /*
- * My segment: a file in /dev/shm named after the job id, my rank and my pid, so that
- * concurrent jobs (and a rank reusing a vpid after a restart) never collide. The file
- * only exists while peers still have to open it: the peer that maps it last unlinks it
- * (smx_attach), after which the memory lives on through the mappings alone and goes away
- * with the last process, kill -9 included. Until then, PMIx's cleanup list removes it if
- * the job dies early.
+ * My segment: a file in the backing directory named after the job id, my rank and my
+ * pid, so that concurrent jobs (and a rank reusing a vpid after a restart) never collide.
+ * The file only exists while peers still have to open it: the peer that maps it last
+ * unlinks it (smx_attach), after which the memory lives on through the mappings alone
+ * and goes away with the last process, kill -9 included. Until then, PMIx's cleanup list
+ * removes it if the job dies early.
  */
-/* Bytes of a segment of n rings of the current number of slots. */
-static uint64_t smx_segment_bytes(uint64_t n)
-{
-    return sizeof(struct smx_segment_header) + n * (uint64_t) smx_ring_bytes();
-}
-
 int mca_btl_smx_segment_create(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    size_t ring_bytes;
     struct statvfs vfs;
-    uint64_t have = UINT64_MAX;
+    uint64_t have = UINT64_MAX, area_offset;
     char *name;
     int rc;
 
@@ -102,39 +116,41 @@ int mca_btl_smx_segment_create(void)
     if (0 == statvfs(c->backing_directory, &vfs)) {
         have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
     }
-    /* N processes make N^2 rings on the node. Unless the user chose the number of slots,
-     * halve it (down to 4, still enough to stream) while a segment would exceed
-     * btl_smx_segment_max_mb or all N would not fit in the backing directory (a container's
-     * /dev/shm of 64 MiB, say).
-     * Every process here sees the same N and, near enough, the same free space; rings of
-     * different sizes would work anyway (a sender reads its ring's size from the ring). */
-    uint64_t segment = smx_segment_bytes((uint64_t) c->num_local);
-    while (!c->slots_fixed && c->slots > 4
-           && (segment > ((uint64_t) c->segment_max_mb << 20)
-               || segment * (uint64_t) c->num_local > have)) {
-        c->slots /= 2;
-        segment = smx_segment_bytes((uint64_t) c->num_local);
+    area_offset = smx_area_offset(c->num_local);
+    /* The chunk area holds what I send that is in flight: pages are taken as written, so
+     * it costs what its process had in flight at most. 'auto': 16 MiB shared by the
+     * node's processes, at most 16 MiB each, at least what five fragments need; then
+     * halved, down to that least, while all N segments would not fit in the backing
+     * directory (a container's /dev/shm of 64 MiB, say). */
+    const uint64_t least = mca_btl_smx_area_min();
+    /* room for a ring to every peer at most */
+    const int most_rings = c->pair_rings_max < c->num_local - 1 ? c->pair_rings_max
+                                                                 : c->num_local - 1;
+    const uint64_t rings = (uint64_t) most_rings * mca_btl_smx_ring_bytes();
+    if (!c->area_fixed) {
+        c->area_max = ((uint64_t) 16 << 20) / (uint64_t) c->num_local;
+        c->area_max = c->area_max < least ? least : c->area_max;
+        while (c->area_max / 2 >= least
+               && (area_offset + c->area_max + rings) * (uint64_t) c->num_local > have) {
+            c->area_max /= 2;
+        }
     }
-    ring_bytes = smx_ring_bytes();
-    c->segment_size = (size_t) segment;
+    c->area_max = (c->area_max + SMX_CACHE_LINE - 1) & ~(uint64_t) (SMX_CACHE_LINE - 1);
+    c->segment_size = (size_t) (area_offset + c->area_max + rings);
     /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
-     * writer with SIGBUS in the middle of the run. Every local process creates a segment
-     * like this one, rarely written whole (only traffic that fills the rings does: an
-     * all-to-all of messages near the eager limit). No room for mine: refuse. No room
-     * for all of them: run, but say what may happen and how to avoid it. */
+     * writer with SIGBUS in the middle of the run. No room for my segment: refuse. No
+     * room for all of them: run, but say what may happen and how to avoid it. */
     if (UINT64_MAX != have) {
         uint64_t all = (uint64_t) c->segment_size * (uint64_t) c->num_local;
         if (all > have) {
-            char mib_one[32], mib_all[32], mib_have[32], mib_ring[32];
+            char mib_one[32], mib_all[32], mib_have[32];
             bool refuse = c->segment_size > have;
             snprintf(mib_one, sizeof(mib_one), "%.1f", (double) c->segment_size / 1048576.0);
             snprintf(mib_all, sizeof(mib_all), "%.1f", (double) all / 1048576.0);
             snprintf(mib_have, sizeof(mib_have), "%.1f", (double) have / 1048576.0);
-            snprintf(mib_ring, sizeof(mib_ring), "%.2f", (double) ring_bytes / 1048576.0);
             opal_show_help("help-btl-smx.txt", refuse ? "no-shm-space" : "little-shm-space",
                            true, c->backing_directory, opal_process_info.nodename, mib_have,
-                           mib_one, c->num_local,
-                           mib_ring, c->slots, c->frag_size, mib_all, c->num_local);
+                           mib_one, mib_all, c->num_local);
             if (refuse) {
                 return OPAL_ERR_OUT_OF_RESOURCE;
             }
@@ -165,18 +181,18 @@ int mca_btl_smx_segment_create(void)
 
     struct smx_segment_header *h = c->segment;
     h->num_local = (uint32_t) c->num_local;
-    h->ring_bytes = (uint32_t) ring_bytes; /* below 4 GiB: smx_parameters_valid */
-    for (int s = 0; s < c->num_local; ++s) {
-        struct smx_ring *ring = smx_segment_ring(c->segment, s);
-        ring->slots = (uint32_t) c->slots;
-        ring->slot_size = (uint32_t) ((ring_bytes - sizeof(*ring)) / (size_t) c->slots);
-    }
+    h->queue_entries = smx_queue_entries_for(c->num_local);
+    h->area_offset = area_offset;
+    h->rings_offset = area_offset + c->area_max;
+    h->size = c->segment_size;
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
     /* Until local rank 0 is attached, count my own transfers in my own header. */
     c->transfers_in_flight = &h->transfers_in_flight;
-
+    c->num_hot = c->num_active = 0;
     c->peers = calloc((size_t) c->num_local, sizeof(*c->peers));
-    if (NULL == c->peers) {
+    c->hot = calloc((size_t) c->num_local, sizeof(*c->hot));
+    c->active = calloc((size_t) c->num_local, sizeof(*c->active));
+    if (NULL == c->peers || NULL == c->hot || NULL == c->active) {
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -220,8 +236,12 @@ void mca_btl_smx_segment_destroy(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
+    mca_btl_smx_chunks_fini(); /* (before the endpoints' chunks are out of reach) */
     free(c->peers);
-    c->peers = NULL;
+    free(c->hot);
+    free(c->active);
+    c->peers = c->hot = c->active = NULL;
+    c->num_hot = c->num_active = 0;
     if (NULL != c->segment) {
         c->transfers_in_flight = NULL;
         (void) opal_shmem_unlink(&c->seg_ds); /* normally gone already */
@@ -303,24 +323,10 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     }
     struct smx_segment_header *h = ep->peer_segment;
     if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
-        || h->num_local != (uint32_t) c->num_local
-        || sizeof(*h) + (uint64_t) h->ring_bytes * h->num_local > ep->peer_ds->seg_size) {
-        free(blob);
-        return OPAL_ERR_UNREACH;
-    }
-    /* The peer sized its rings by its own btl_smx_frag_size (one app context of an MPMD
-     * job may set another). Refused on both sides whenever the slots differ: had only the
-     * process with the larger fragments refused, the other would still write into its
-     * rings, and nobody would read them. */
-    const struct smx_ring *theirs = smx_segment_ring(ep->peer_segment, c->local_rank);
-    const struct smx_ring *ours = smx_segment_ring(c->segment, peer_local_rank);
-    if (smx_ring_payload(theirs) != smx_ring_payload(ours)) {
-        char their_room[32], our_room[32];
-        snprintf(their_room, sizeof(their_room), "%u", smx_ring_payload(theirs));
-        snprintf(our_room, sizeof(our_room), "%u", smx_ring_payload(ours));
-        opal_show_help("help-btl-smx.txt", "slots-differ", true,
-                       OPAL_NAME_PRINT(proc->proc_name), their_room,
-                       OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), opal_process_info.nodename, our_room);
+        || h->num_local != (uint32_t) c->num_local || h->size > ep->peer_ds->seg_size
+        || h->queue_entries < 2 || 0 != (h->queue_entries & (h->queue_entries - 1))
+        || h->area_offset < sizeof(*h) + (uint64_t) h->queue_entries * sizeof(struct smx_queue_entry)
+        || h->area_offset > h->rings_offset || h->rings_offset > h->size) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
@@ -334,8 +340,6 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
-    ep->out = smx_segment_ring(ep->peer_segment, c->local_rank);
-    ep->in = smx_segment_ring(c->segment, peer_local_rank);
     if (0 == peer_local_rank) {
         c->transfers_in_flight = &h->transfers_in_flight;
     }
@@ -496,18 +500,22 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
     }
     opal_output_verbose(1, c->output,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
-                        "exchange pushes, %llu sends queued on a full ring, at most %llu of "
-                        "btl_smx_max_frags %d descriptors out at once",
+                        "exchange pushes, %llu sends queued for room, at most %llu of "
+                        "btl_smx_max_frags %d descriptors out at once; %llu pair rings, %.0f "
+                        "KiB of chunks made",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
                         c->stats.gets_double_copy, c->stats.exchange_pushes,
-                        c->stats.sends_queued, c->stats.frags_peak, c->max_frags);
+                        c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
+                        c->stats.pair_rings, (double) c->area_used / 1024.0);
     /* Completions nobody progressed any more: their fragments are ours to free. */
     for (opal_list_item_t *item; NULL != (item = opal_list_remove_first(&c->completed));) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
     }
+    mca_btl_smx_chunks_fini(); /* the endpoints hold some */
     for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
         if (NULL != c->peers[p]) {
             OBJ_RELEASE(c->peers[p]);
+            c->peers[p] = NULL;
         }
     }
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -593,36 +601,116 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* One slot from a peer: upper-layer fragments go to the registered callback, with the
+/* A message from a peer: upper-layer fragments go to the registered callback, with the
  * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
-static void smx_deliver(mca_btl_smx_endpoint_t *ep, struct smx_slot_header *slot)
+static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, void *payload,
+                        size_t len)
 {
-    switch (slot->kind) {
-    case SMX_SLOT_AM: {
-        const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger
-                                                       + slot->tag;
-        mca_btl_base_segment_t seg = {.seg_addr.pval = slot + 1, .seg_len = slot->len};
+    switch (kind) {
+    case SMX_KIND_AM: {
+        const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+        mca_btl_base_segment_t seg = {.seg_addr.pval = payload, .seg_len = len};
         mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
                                                   .des_segments = &seg,
                                                   .des_segment_count = 1,
-                                                  .tag = slot->tag,
+                                                  .tag = tag,
                                                   .cbdata = reg->cbdata};
         reg->cbfunc(&ep->module->super, &desc);
         break;
     }
-    case SMX_SLOT_GET_REQ:
-        mca_btl_smx_get_request_arrived(ep, slot + 1, slot->len);
+    case SMX_KIND_GET_REQ:
+        mca_btl_smx_get_request_arrived(ep, payload, len);
         break;
-    case SMX_SLOT_GET_DATA:
-        mca_btl_smx_get_piece_arrived(ep, slot + 1, slot->len);
+    case SMX_KIND_GET_DATA:
+        mca_btl_smx_get_piece_arrived(ep, payload, len);
         break;
-    default:
+    default: /* SMX_KIND_SKIP: nothing */
         break;
     }
 }
 
-/* Deliver what my rings hold, feed the gets I serve, retry fragments waiting for a slot,
- * then complete the fragments already sent. */
+/* The peer's chunk at 'offset' of its segment, checked to lie within it. */
+static struct smx_chunk *smx_peer_chunk(mca_btl_smx_endpoint_t *ep, uint64_t offset)
+{
+    const struct smx_segment_header *h = ep->peer_segment;
+    struct smx_chunk *chunk = (struct smx_chunk *) ((char *) ep->peer_segment + offset);
+
+    if (offset < h->area_offset || offset > h->size - sizeof(*chunk)
+        || 0 != (offset & (SMX_CACHE_LINE - 1)) || chunk->len > h->size - offset - sizeof(*chunk)) {
+        mca_btl_smx_fatal(ep, "a message outside its segment");
+    }
+    return chunk;
+}
+
+/* A chunk from the peer, through my queue; marked done once delivered. */
+static void smx_deliver_chunk(mca_btl_smx_endpoint_t *ep, uint64_t offset)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk *chunk = smx_peer_chunk(ep, offset);
+
+    if (SMX_KIND_RING == chunk->kind && NULL == ep->in
+        && chunk->len >= sizeof(struct smx_ring_offer)) {
+        /* From now on the peer writes to me through this ring (btl_smx_send.c). */
+        const struct smx_ring_offer *offer = (const struct smx_ring_offer *) (chunk + 1);
+        const struct smx_segment_header *h = ep->peer_segment;
+        const uint64_t bytes = sizeof(struct smx_pair_ring) + (uint64_t) offer->lines * SMX_CACHE_LINE;
+        if (offer->lines < 64 || 0 != (offer->lines & (offer->lines - 1))
+            || offer->offset < h->area_offset || offer->offset > h->size
+            || bytes > h->size - offer->offset) {
+            mca_btl_smx_fatal(ep, "a ring outside its segment");
+        }
+        ep->in = (struct smx_pair_ring *) ((char *) ep->peer_segment + offer->offset);
+        ep->in_tail = 0;
+        ep->in_key = offer->key;
+        ep->in_lines = offer->lines;
+        c->hot[c->num_hot++] = ep;
+    } else if (SMX_KIND_REF == chunk->kind || SMX_KIND_RING == chunk->kind) {
+        mca_btl_smx_fatal(ep, "a message of a kind that cannot come this way");
+    } else {
+        smx_deliver(ep, chunk->kind, chunk->tag, chunk + 1, chunk->len);
+    }
+    __atomic_store_n(&chunk->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Up to 'most' records of the peer's ring to me; the count delivered. */
+static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
+{
+    struct smx_pair_ring *ring = ep->in;
+    int n = 0;
+
+    for (; n < most; ++n) {
+        struct smx_record *rec = smx_ring_next(ring, ep->in_lines, ep->in_tail, ep->in_key);
+        if (NULL == rec) {
+            break;
+        }
+        const uint32_t at = (uint32_t) (ep->in_tail & (ep->in_lines - 1));
+        const uint32_t lines = rec->nlines;
+        if (0 == lines || at + lines > ep->in_lines
+            || (SMX_KIND_SKIP != rec->kind && smx_record_lines(rec->len) > lines)) {
+            mca_btl_smx_fatal(ep, "a malformed record");
+        }
+        if (SMX_KIND_REF == rec->kind) {
+            const struct smx_chunk_ref *ref = (const struct smx_chunk_ref *) (rec + 1);
+            const struct smx_segment_header *h = ep->peer_segment;
+            if (ref->offset < h->area_offset || ref->offset > h->size
+                || ref->len > h->size - ref->offset || SMX_KIND_REF == ref->kind
+                || SMX_KIND_RING == ref->kind) {
+                mca_btl_smx_fatal(ep, "a message outside its segment");
+            }
+            smx_deliver(ep, ref->kind, rec->tag, (char *) ep->peer_segment + ref->offset,
+                        ref->len);
+        } else {
+            smx_deliver(ep, rec->kind, rec->tag, rec + 1, rec->len);
+        }
+        ep->in_tail += lines;
+        smx_ring_consumed(ring, ep->in_tail);
+    }
+    return n;
+}
+
+/* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
+ * waiting for room, then complete the fragments already sent. Only the peers that use a
+ * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
 int mca_btl_smx_progress(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -631,40 +719,42 @@ int mca_btl_smx_progress(void)
     if (NULL == c->peers) {
         return 0;
     }
-    /* One reader per ring: another thread already polling is enough. */
-    if (opal_using_threads() && opal_mutex_trylock(&c->poll_lock)) {
-        return 0;
-    }
-    for (int p = 0; p < c->num_local; ++p) {
-        mca_btl_smx_endpoint_t *ep = c->peers[p];
-        if (NULL == ep) {
-            continue;
+    /* One reader of my queue and rings: another thread already polling is enough. */
+    if (!opal_using_threads() || !opal_mutex_trylock(&c->poll_lock)) {
+        for (int i = 0; i < c->num_hot; ++i) {
+            events += smx_poll_ring(c->hot[i], 8); /* a few per peer: fairness */
         }
-        for (int n = 0; n < 8; ++n) { /* a few per peer: fairness between peers */
-            struct smx_slot_header *slot = smx_ring_slot(ep->in, ep->in_tail);
-            if (!smx_slot_ready(slot, ep->in_tail)) {
+        for (int n = 0; n < 32; ++n) {
+            const uint64_t id = smx_queue_pop(c->segment);
+            const uint32_t rank = SMX_CHUNK_RANK(id);
+            if (0 == id) {
                 break;
             }
-            smx_deliver(ep, slot);
-            smx_ring_consumed(ep->in, ++ep->in_tail);
+            if (rank >= (uint32_t) c->num_local || NULL == c->peers[rank]) {
+                /* Only a process that mapped my segment writes to it, and I map it back
+                 * in the same add_procs: a message from no peer is a broken segment. */
+                opal_output(0, "btl:smx: %s: a message from local rank %u, which is not a "
+                            "peer; the job cannot go on", OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                            rank);
+                abort();
+            }
+            smx_deliver_chunk(c->peers[rank], SMX_CHUNK_OFFSET(id));
             events++;
         }
-    }
-    if (opal_using_threads()) {
-        opal_mutex_unlock(&c->poll_lock);
-    }
-    for (int p = 0; p < c->num_local; ++p) {
-        mca_btl_smx_endpoint_t *ep = c->peers[p];
-        if (NULL == ep) {
-            continue;
+        if (opal_using_threads()) {
+            opal_mutex_unlock(&c->poll_lock);
         }
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    for (int i = 0; i < c->num_active; ++i) {
+        mca_btl_smx_endpoint_t *ep = c->active[i];
+
         if (!opal_list_is_empty(&ep->serving)) {
+            OPAL_THREAD_UNLOCK(&c->lock); /* (it takes the lock itself) */
             events += mca_btl_smx_get_serve(ep);
+            OPAL_THREAD_LOCK(&c->lock);
         }
-        if (opal_list_is_empty(&ep->pending)) {
-            continue;
-        }
-        OPAL_THREAD_LOCK(&c->lock);
+        (void) mca_btl_smx_unstall(ep);
         while (!opal_list_is_empty(&ep->pending)) {
             mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending);
             if (!mca_btl_smx_try_post(frag)) {
@@ -673,8 +763,13 @@ int mca_btl_smx_progress(void)
             opal_list_remove_first(&ep->pending);
             opal_list_append(&c->completed, &frag->base.super.super);
         }
-        OPAL_THREAD_UNLOCK(&c->lock);
+        if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
+            && opal_list_is_empty(&ep->serving)) {
+            ep->active = false; /* off the list: the last one takes its place */
+            c->active[i--] = c->active[--c->num_active];
+        }
     }
+    OPAL_THREAD_UNLOCK(&c->lock);
     if (opal_list_is_empty(&c->completed)) {
         return events;
     }
@@ -717,12 +812,15 @@ static void smx_dump(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         return;
     }
     opal_output(0,
-                "btl:smx: %s -> local rank %d (class %s): sent %" PRIu64 ", peer consumed %" PRIu64
-                " as last read, received %" PRIu64 "; %zu fragments waiting for a slot, %zu gets "
-                "being served, %d pulled; %d of btl_smx_max_frags %d descriptors out",
+                "btl:smx: %s -> local rank %d (class %s): %" PRIu32 " messages through its "
+                "queue, %s; %s; %d chunks of mine in flight to it; %zu fragments waiting for "
+                "room, %zu gets being served, %d pulled; %d of btl_smx_max_frags %d "
+                "descriptors out",
                 OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), ep->peer_local_rank,
-                smx_locality_class_name(ep->cls), ep->out_head, ep->out_seen, ep->in_tail,
-                opal_list_get_size(&ep->pending), opal_list_get_size(&ep->serving),
+                smx_locality_class_name(ep->cls), ep->queued,
+                NULL != ep->out ? "then a ring of mine" : "no ring of mine",
+                NULL != ep->in ? "a ring of its own to me" : "no ring of its own to me",
+                ep->chunks_out, opal_list_get_size(&ep->pending), opal_list_get_size(&ep->serving),
                 __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED), c->frags_out, c->max_frags);
 }
 

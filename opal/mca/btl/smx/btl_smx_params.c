@@ -130,13 +130,13 @@ static int smx_enum_dump(mca_base_var_enum_t *self, char **out, mca_base_var_enu
 
 SMX_ENUM(smx_enum_never, "smx_never", {SMX_NEVER, "never"});
 SMX_ENUM(smx_enum_off, "smx_off", {SMX_OFF, "off"});
+SMX_ENUM(smx_enum_auto, "smx_auto", {SMX_AUTO, "auto"});
 SMX_ENUM(smx_enum_busy, "smx_busy", {SMX_NEVER_BUSY, "never"});
 SMX_ENUM(smx_enum_cost, "smx_cost", {SMX_NEVER, "never"}, {SMX_ALWAYS, "always"});
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT];
 static int smx_var_eager_limit_busy = -1, smx_var_eager_limit_window = -1;
-static int smx_var_ring_slots = -1;
 /* A value the MCA system refused (it said so, naming the variable): btl/smx stays out. */
 static bool smx_var_refused;
 
@@ -187,16 +187,21 @@ int mca_btl_smx_params_register(void)
     SMX_INT("verbose", "1: why btl/smx is (not) used, the policy and, at finalize, the "
             "counters; 10: also each peer's class and limits", NULL, OPAL_INFO_LVL_5,
             &c->verbose);
-    c->ring_slots = 32;
-    smx_var_ring_slots = smx_var("ring_slots", "Slots per sender's ring, a power of two, 2-4096 "
-                                 "(unset: 32, halved down to 4 to fit btl_smx_segment_max_mb)",
-                                 MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5,
-                                 MCA_BASE_VAR_SCOPE_ALL_EQ, &c->ring_slots);
-    c->segment_max_mb = 64;
-    SMX_INT("segment_max_mb", "MiB one process's segment should stay within when "
-            "btl_smx_ring_slots is unset (1-1048576)", NULL, OPAL_INFO_LVL_5, &c->segment_max_mb);
+    c->budget_kb = SMX_AUTO;
+    SMX_INT("budget_kb", "KiB of shared memory a process may hold its messages in flight in "
+            "(auto: 16 MiB shared by the node's processes, at least five fragments' worth)",
+            &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
+    c->pair_ring_size = 128 * 1024;
+    SMX_INT("pair_ring_size", "Bytes of the ring a process writes through to a peer it sends "
+            "to often, a power of two (4096-4194304)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_size);
+    c->pair_rings_max = 16;
+    SMX_INT("pair_rings_max", "Most peers a process writes to through a ring; the others "
+            "through their queue (0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);
+    c->pair_ring_after = 16;
+    SMX_INT("pair_ring_after", "Messages a process sends a peer through its queue before it "
+            "makes a ring for it (0-1000000000)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_after);
     c->frag_size = SMX_FRAG_DEFAULT;
-    smx_var("frag_size", "Payload bytes of one slot, the largest fragment (1024-1048576); a "
+    smx_var("frag_size", "Payload bytes of the largest fragment (1024-1048576); a "
             "smaller one lowers the unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
             OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, &c->frag_size);
     /* like btl/sm: /dev/shm where it can be written, else the job's session directory */
@@ -208,7 +213,7 @@ int mca_btl_smx_params_register(void)
                                            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
                                            MCA_BASE_VAR_SCOPE_READONLY, &c->backing_directory);
     c->max_frags = 512;
-    SMX_INT("max_frags", "Fragments a process may hand to ob1 at once for full rings; beyond, "
+    SMX_INT("max_frags", "Fragments a process may hand to ob1 at once without room; beyond, "
             "ob1 queues sends itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
 
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -272,12 +277,14 @@ int mca_btl_smx_params_register(void)
                                            MCA_BASE_VAR_SCOPE_READONLY, &c->policy_text);
     smx_pvar("gets_single_copy", "Rendezvous pulled by single copy", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.gets_single_copy);
-    smx_pvar("gets_double_copy", "Rendezvous pulled through the rings (or pushed by the peer)",
+    smx_pvar("gets_double_copy", "Rendezvous pulled by double copy (or pushed by the peer)",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
     smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
-    smx_pvar("sends_queued", "Sends that met a full ring", MCA_BASE_PVAR_CLASS_COUNTER,
+    smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.sends_queued);
+    smx_pvar("pair_rings", "Peers this process writes to through a ring of its own",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pair_rings);
     smx_pvar("frags_peak", "Most fragments out at once (btl_smx_max_frags)",
              MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
 
@@ -415,28 +422,28 @@ bool mca_btl_smx_params_valid(void)
                        "a directory on a local file system");
         return false;
     }
-    if (c->ring_slots < 2 || c->ring_slots > 4096 || 0 != (c->ring_slots & (c->ring_slots - 1))) {
-        return smx_refuse("btl_smx_ring_slots", c->ring_slots, "a power of two from 2 to 4096");
+    if (c->pair_ring_size < 4096 || c->pair_ring_size > 4 * 1024 * 1024
+        || 0 != (c->pair_ring_size & (c->pair_ring_size - 1))) {
+        return smx_refuse("btl_smx_pair_ring_size", c->pair_ring_size,
+                          "a power of two from 4096 to 4194304");
     }
-    /* Slots the user chose are used as they are; the default may shrink to fit
-     * (mca_btl_smx_segment_create). */
-    c->slots = c->ring_slots;
-    c->slots_fixed = smx_var_is_set(smx_var_ring_slots);
     if (!smx_in("btl_smx_frag_size", c->frag_size, 1024, 1024 * 1024)
-        || !smx_in("btl_smx_segment_max_mb", c->segment_max_mb, 1, 1024 * 1024)
-        || !smx_in("btl_smx_max_frags", c->max_frags, 8, 1024 * 1024)) {
+        || !smx_in("btl_smx_max_frags", c->max_frags, 8, 1024 * 1024)
+        || !smx_in("btl_smx_pair_rings_max", c->pair_rings_max, 0, 65536)
+        || !smx_in("btl_smx_pair_ring_after", c->pair_ring_after, 0, 1000000000)) {
         return false;
     }
-    /* One ring's size is a 32-bit field of the segment header. */
-    const uint64_t slot_bytes = smx_slot_bytes((uint64_t) c->frag_size);
-    if (sizeof(struct smx_ring) + slot_bytes * (uint64_t) c->ring_slots > UINT32_MAX) {
-        int most = 2;
-        while (sizeof(struct smx_ring) + slot_bytes * (uint64_t) most * 2 <= UINT32_MAX) {
-            most *= 2;
-        }
-        snprintf(expected, sizeof(expected), "at most %d with btl_smx_frag_size %d (a ring "
-                 "stays below 4 GiB)", most, c->frag_size);
-        return smx_refuse("btl_smx_ring_slots", c->ring_slots, expected);
+    /* A size the user chose is used as it is; the default may shrink to fit
+     * (mca_btl_smx_segment_create). */
+    c->area_fixed = SMX_AUTO != c->budget_kb;
+    c->area_max = (uint64_t) c->budget_kb << 10;
+    if (c->area_fixed
+        && (c->budget_kb < 0 || c->area_max < mca_btl_smx_area_min()
+            || c->budget_kb > 16 * 1024 * 1024)) {
+        snprintf(expected, sizeof(expected), "auto, or %llu (five fragments of "
+                 "btl_smx_frag_size %d) to 16777216",
+                 (unsigned long long) ((mca_btl_smx_area_min() + 1023) >> 10), c->frag_size);
+        return smx_refuse("btl_smx_budget_kb", c->budget_kb, expected);
     }
     if (!smx_in("btl_smx_max_send_size", (long long) m->btl_max_send_size, 1024, c->frag_size)) {
         return false;

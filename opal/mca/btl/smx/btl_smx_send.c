@@ -1,40 +1,488 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx send: copy the fragment into the next slot of my ring in the receiver's
- * segment. The fragment is then complete; its callback runs from progress (never from
- * inside btl_send, which ob1 may call from its own callbacks). A full ring queues the
- * fragment on the endpoint, in order, for progress to post.
+ * btl/smx send: the one place a message enters shared memory (layouts in
+ * btl_smx_types.h, the two ways in btl_smx_fifo.h).
+ *
+ * A message to a peer goes through the peer's queue, in a chunk of my segment, until I
+ * have sent that peer btl_smx_pair_ring_after of them; then, while I have made fewer
+ * than btl_smx_pair_rings_max rings and my area has room, I make a ring for it, offer
+ * it through the queue, and from then on write every message to that peer into the ring
+ * (in the ring's lines, or in a chunk the ring's record points to when it would take
+ * more than half the ring). Since the offer travels behind everything I queued before
+ * and the peer reads the ring only once it has the offer, the peer sees my messages in
+ * the order I sent them. A fragment that finds no room waits on its endpoint, in order,
+ * for progress to post it. Its completion always comes from progress (never from inside
+ * btl_send, which ob1 may call from its own callbacks).
+ *
+ * Chunks come in three sizes and are carved from my area as first needed, never given
+ * back to it: a chunk I sent is reused once its receiver has marked it done (found when
+ * no ready chunk of its size is left). So what a process takes of /dev/shm is what it
+ * had in flight at most, within btl_smx_budget_kb. Rings have an area of their own
+ * (btl_smx_pair_rings_max of them), taken as they are made. Nothing waits for room that
+ * only a waiting process could free: a receiver marks chunks done and consumes ring
+ * lines whenever it progresses, whatever its own room (btl_smx_frag.c has the argument).
  */
 #include "opal_config.h"
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
-/* Call with the component lock held: one writer per ring. */
-bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
+/* Private record of one chunk of my area. */
+struct smx_chunk_slot {
+    struct smx_chunk_slot *next;
+    struct smx_chunk *chunk;
+    uint64_t offset;                /* in my segment */
+    mca_btl_smx_endpoint_t *ep;     /* whose message it holds while busy */
+    uint64_t release;               /* ring records: free once 'consumed' reaches this */
+    int cls;
+};
+
+/* Payload bytes of a chunk of each class: ob1 headers and get requests; an eager
+ * message at btl/sm's eager limit with its header; a whole fragment. */
+static size_t smx_chunk_room(int cls)
 {
-    const size_t first = SMX_SLOT_FIRST_LINE_ROOM;
-    mca_btl_smx_endpoint_t *ep = frag->endpoint;
-    struct smx_slot_header *slot;
-    size_t len;
+    static const size_t room[SMX_CHUNK_CLASSES - 1] = {256, 4096 + 256};
+    const size_t frag = (size_t) mca_btl_smx_component.frag_size;
+    return cls < SMX_CHUNK_CLASSES - 1 && room[cls] < frag ? room[cls] : frag;
+}
 
-    if (!smx_ring_has_room(ep->out, ep->out_head, &ep->out_seen)) {
+/* Bytes a chunk of class 'cls' takes of the area. */
+static uint64_t smx_chunk_bytes(int cls)
+{
+    return (sizeof(struct smx_chunk) + smx_chunk_room(cls) + SMX_CACHE_LINE - 1)
+           & ~(uint64_t) (SMX_CACHE_LINE - 1);
+}
+
+/* Eighths of the chunk area each size may carve: small, eager and whole-fragment chunks.
+ * Kept apart so that a burst of one size can never leave no room for another (chunks are
+ * recycled within their size only). */
+static const int smx_area_eighths[SMX_CHUNK_CLASSES] = {1, 2, 5};
+
+/* Chunks of each size the smallest area holds at least. */
+static const int smx_area_least[SMX_CHUNK_CLASSES] = {8, 4, 5};
+
+uint64_t mca_btl_smx_area_min(void)
+{
+    uint64_t least = 0;
+
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
+        const uint64_t e = (uint64_t) smx_area_eighths[cls];
+        const uint64_t need = ((uint64_t) smx_area_least[cls] * smx_chunk_bytes(cls) + e - 1)
+                              / e * 8;
+        least = need > least ? need : least;
+    }
+    return least;
+}
+
+uint64_t mca_btl_smx_ring_bytes(void)
+{
+    return sizeof(struct smx_pair_ring) + (uint64_t) mca_btl_smx_component.pair_ring_size;
+}
+
+/* Carve 'bytes' (whole cache lines) from my chunk area for a chunk of class 'cls', or
+ * from my ring area for a ring (cls SMX_CHUNK_CLASSES); NULL when that has had its
+ * share. */
+static void *smx_area_carve(int cls, size_t bytes, uint64_t *offset)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const struct smx_segment_header *h = c->segment;
+
+    bytes = (bytes + SMX_CACHE_LINE - 1) & ~(size_t) (SMX_CACHE_LINE - 1);
+    if (SMX_CHUNK_CLASSES == cls) {
+        if (c->rings_used + bytes > h->size - h->rings_offset) {
+            return NULL;
+        }
+        *offset = h->rings_offset + c->rings_used;
+        c->rings_used += bytes;
+    } else {
+        const uint64_t area = h->rings_offset - h->area_offset;
+        if (c->area_carved[cls] + bytes > area / 8 * (uint64_t) smx_area_eighths[cls]
+            || c->area_used + bytes > area) {
+            return NULL;
+        }
+        *offset = h->area_offset + c->area_used;
+        c->area_used += bytes;
+        c->area_carved[cls] += bytes;
+    }
+    return (char *) c->segment + *offset;
+}
+
+/* A chunk back to the ready ones of its size (nothing in it is read any more). */
+static void smx_chunk_unget(struct smx_chunk_slot *s)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    s->ep->chunks_out--;
+    c->chunks_busy[s->cls]--;
+    s->next = c->chunk_free[s->cls];
+    c->chunk_free[s->cls] = s;
+}
+
+/* The chunks of ep's ring records that the reader is through with, as last read. */
+static void smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep)
+{
+    while (NULL != ep->ref_first && ep->ref_first->release <= ep->out_seen) {
+        struct smx_chunk_slot *s = ep->ref_first;
+        ep->ref_first = s->next;
+        if (NULL == ep->ref_first) {
+            ep->ref_last = NULL;
+        }
+        smx_chunk_unget(s);
+    }
+}
+
+/* Chunks sent through a queue come back when their receiver marks them done; chunks a
+ * ring's record pointed to, when the reader's count of consumed lines passes the record
+ * (read afresh here): no flag of the chunk's to write or read. */
+void mca_btl_smx_chunks_reclaim(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
+        struct smx_chunk_slot **link = &c->chunk_busy[cls];
+        while (NULL != *link) {
+            struct smx_chunk_slot *s = *link;
+            if (1 == __atomic_load_n(&s->chunk->done, __ATOMIC_ACQUIRE)) {
+                *link = s->next;
+                smx_chunk_unget(s);
+            } else {
+                link = &s->next;
+            }
+        }
+    }
+    for (int i = 0; NULL != c->peers && i < c->num_local; ++i) {
+        mca_btl_smx_endpoint_t *ep = c->peers[i];
+        if (NULL != ep && NULL != ep->ref_first) {
+            ep->out_seen = __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE);
+            smx_ring_chunks_reclaim(ep);
+        }
+    }
+}
+
+void mca_btl_smx_chunks_fini(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    for (int i = 0; NULL != c->peers && i < c->num_local; ++i) {
+        mca_btl_smx_endpoint_t *ep = c->peers[i];
+        if (NULL != ep) {
+            free(ep->stalled);
+            ep->stalled = NULL;
+        }
+        while (NULL != ep && NULL != ep->ref_first) {
+            struct smx_chunk_slot *s = ep->ref_first;
+            ep->ref_first = s->next;
+            free(s);
+        }
+    }
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
+        struct smx_chunk_slot **lists[2] = {&c->chunk_free[cls], &c->chunk_busy[cls]};
+        for (int l = 0; l < 2; ++l) {
+            while (NULL != *lists[l]) {
+                struct smx_chunk_slot *s = *lists[l];
+                *lists[l] = s->next;
+                free(s);
+            }
+        }
+    }
+    c->area_used = c->rings_used = 0;
+    memset(c->area_carved, 0, sizeof(c->area_carved));
+    memset(c->chunks_busy, 0, sizeof(c->chunks_busy));
+    c->pair_rings = 0;
+}
+
+/* Chunks of one size that may be out before the ones back are looked for. */
+#define SMX_CHUNKS_CYCLE 16
+
+/* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
+static struct smx_chunk_slot *smx_chunk_carve(int cls)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s = malloc(sizeof(*s));
+    uint64_t offset;
+
+    if (NULL == s) {
+        return NULL;
+    }
+    s->chunk = smx_area_carve(cls, smx_chunk_bytes(cls), &offset);
+    if (NULL == s->chunk) {
+        free(s);
+        return NULL;
+    }
+    s->offset = offset;
+    s->cls = cls;
+    s->next = NULL;
+    c->chunk_free[cls] = s;
+    return s;
+}
+
+/* A chunk for 'len' payload bytes to ep: a ready one, one back from a receiver, or a new
+ * one. */
+static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s;
+    int cls = 0;
+
+    while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
+        cls++;
+    }
+    if (len > smx_chunk_room(cls)) {
+        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
+    }
+    /* Looking for the chunks receivers are through with reads lines they write (a cache
+     * miss each): done only once SMX_CHUNKS_CYCLE of a size are out, or none can be made
+     * any more. In between, new chunks are carved, and the ones out come back together. */
+    if (NULL == c->chunk_free[cls] && c->chunks_busy[cls] >= SMX_CHUNKS_CYCLE) {
+        mca_btl_smx_chunks_reclaim();
+    }
+    s = c->chunk_free[cls];
+    if (NULL == s) {
+        s = smx_chunk_carve(cls);
+    }
+    if (NULL == s && c->chunks_busy[cls] < SMX_CHUNKS_CYCLE) {
+        mca_btl_smx_chunks_reclaim();
+        s = c->chunk_free[cls];
+    }
+    if (NULL == s) {
+        return NULL; /* the area is used up: wait for receivers to finish some */
+    }
+    c->chunk_free[cls] = s->next;
+    s->ep = ep;
+    s->next = NULL;
+    ep->chunks_out++;
+    c->chunks_busy[cls]++;
+    return s;
+}
+
+/* A chunk for a message through the peer's queue; the entry is claimed at commit, right
+ * before it is filled, so that a sender descheduled while it copies never holds up the
+ * receiver's queue. */
+static bool smx_queue_begin(mca_btl_smx_endpoint_t *ep, size_t len, struct smx_post *p)
+{
+    p->slot = smx_chunk_get(ep, len);
+    if (NULL == p->slot) {
         return false;
     }
-    slot = smx_ring_slot(ep->out, ep->out_head);
-    /* What lies beyond the slot's first cache line first, the line the receiver polls
-     * last and in one burst (see btl_smx_sendi.c). */
-    len = frag->segment.seg_len;
-    if (len > first) {
-        memcpy((unsigned char *) (slot + 1) + first, frag->data + first, len - first);
+    p->slot->chunk->done = 0;
+    p->data = p->slot->chunk + 1;
+    return true;
+}
+
+/* Hand a written chunk to the peer's queue; one that finds it full waits on the endpoint
+ * (ep->stalled), ahead of anything sent to that peer later. */
+static void smx_queue_send(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *slot)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const uint64_t entry = smx_queue_claim(ep->peer_segment, &ep->queue_seen);
+
+    if (UINT64_MAX == entry) {
+        ep->stalled = slot;
+        mca_btl_smx_activate(ep);
+        return;
     }
-    memcpy(slot + 1, frag->data, len < first ? len : first);
-    slot->len = (uint32_t) len;
-    slot->tag = frag->tag;
-    slot->kind = frag->kind;
-    smx_slot_publish(slot, ep->out_head++);
+    smx_queue_fill(ep->peer_segment, entry, SMX_CHUNK_ID(c->local_rank, slot->offset));
+    slot->next = c->chunk_busy[slot->cls]; /* back once the receiver marks it done */
+    c->chunk_busy[slot->cls] = slot;
+}
+
+bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep)
+{
+    struct smx_chunk_slot *slot = ep->stalled;
+
+    if (NULL != slot) {
+        ep->stalled = NULL;
+        smx_queue_send(ep, slot);
+    }
+    return NULL == ep->stalled;
+}
+
+static void smx_chunk_fill(struct smx_chunk *chunk, size_t len, uint8_t kind, uint8_t tag)
+{
+    chunk->len = (uint32_t) len;
+    chunk->tag = tag;
+    chunk->kind = kind;
+}
+
+/* A ring's key (btl_smx_types.h): random, its top bit set (never 0, the fresh lines'
+ * value). */
+static uint64_t smx_ring_key(void)
+{
+    uint64_t key = 0;
+
+    if (sizeof(key) != getrandom(&key, sizeof(key), GRND_NONBLOCK)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        key = (uint64_t) ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t) getpid() << 32
+              ^ (uint64_t) ts.tv_sec;
+        key ^= key >> 31;
+        key *= 0xbf58476d1ce4e5b9ull;
+        key ^= key >> 29;
+    }
+    return key | (UINT64_C(1) << 63);
+}
+
+/* A peer I have sent enough to gets a ring of its own, offered through its queue. */
+static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const uint32_t lines = (uint32_t) ((size_t) c->pair_ring_size / SMX_CACHE_LINE);
+    struct smx_ring_offer *offer;
+    struct smx_pair_ring *ring;
+    struct smx_post p;
+    uint64_t offset;
+
+    if (!smx_queue_begin(ep, sizeof(*offer), &p)) {
+        return;
+    }
+    ring = smx_area_carve(SMX_CHUNK_CLASSES, sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE,
+                          &offset);
+    if (NULL == ring) {
+        smx_chunk_unget(p.slot);
+        c->pair_rings = c->pair_rings_max; /* (cannot happen: room for the most is made) */
+        return;
+    }
+    ring->lines = lines;
+    offer = p.data;
+    offer->offset = offset;
+    offer->lines = lines;
+    offer->key = ep->out_key = smx_ring_key();
+    ep->out_lines = lines;
+    smx_chunk_fill(p.slot->chunk, sizeof(*offer), SMX_KIND_RING, 0);
+    smx_queue_send(ep, p.slot); /* (if it stalls, the ring is used once it goes) */
+    ep->out = ring;
+    ep->out_head = ep->out_seen = 0;
+    c->pair_rings++;
+    mca_btl_smx_count(&c->stats.pair_rings);
+}
+
+bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
+                            struct smx_post *p)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    p->rec = NULL;
+    p->slot = NULL;
+    p->skip = 0;
+    if (!mca_btl_smx_unstall(ep)) {
+        return false; /* a message to this peer is still waiting for its queue */
+    }
+    if (NULL == ep->out) {
+        if (ep->queued < (uint32_t) c->pair_ring_after || c->pair_rings >= c->pair_rings_max) {
+            return smx_queue_begin(ep, len, p);
+        }
+        smx_ring_make(ep);
+        if (NULL == ep->out) {
+            return smx_queue_begin(ep, len, p);
+        }
+    }
+    /* A record may take up to half the ring; a larger message goes in a chunk. */
+    uint32_t lines = smx_record_lines(len);
+    const bool inline_data = !stream && lines <= ep->out_lines / 2;
+    if (!inline_data) {
+        lines = smx_record_lines(sizeof(struct smx_chunk_ref));
+    }
+    if (!smx_ring_room(ep->out, ep->out_lines, ep->out_head, &ep->out_seen, lines, &p->skip)) {
+        return false;
+    }
+    /* (its first line is where the receiver polls: written at commit only) */
+    p->rec = smx_ring_line(ep->out, ep->out_lines, ep->out_head + p->skip);
+    p->lines = lines;
+    if (inline_data) {
+        p->data = p->rec + 1;
+        return true;
+    }
+    smx_ring_chunks_reclaim(ep);
+    p->slot = smx_chunk_get(ep, len);
+    if (NULL == p->slot) {
+        return false;
+    }
+    p->data = p->slot->chunk + 1;
+    return true;
+}
+
+void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
+                             uint8_t kind, uint8_t tag)
+{
+    if (NULL == p->rec) {
+        smx_chunk_fill(p->slot->chunk, len, kind, tag);
+        smx_queue_send(ep, p->slot);
+        ep->queued++;
+        return;
+    }
+    if (NULL != p->slot) { /* the record points to the chunk, which comes back with it */
+        struct smx_chunk_ref *ref = (struct smx_chunk_ref *) (p->rec + 1);
+        ref->offset = p->slot->offset + sizeof(struct smx_chunk);
+        ref->len = (uint32_t) len;
+        ref->kind = kind;
+        len = sizeof(*ref);
+        kind = SMX_KIND_REF;
+        p->slot->release = ep->out_head + p->skip + p->lines;
+        if (NULL == ep->ref_last) {
+            ep->ref_first = p->slot;
+        } else {
+            ep->ref_last->next = p->slot;
+        }
+        ep->ref_last = p->slot;
+    }
+    p->rec->len = (uint32_t) len;
+    p->rec->tag = tag;
+    p->rec->kind = kind;
+    p->rec->nlines = (uint16_t) p->lines;
+    smx_ring_publish(p->rec, ep->out_head + p->skip, ep->out_key);
+    if (0 != p->skip) {
+        struct smx_record *skip = smx_ring_line(ep->out, ep->out_lines, ep->out_head);
+        skip->len = 0;
+        skip->kind = SMX_KIND_SKIP;
+        skip->nlines = (uint16_t) p->skip;
+        smx_ring_publish(skip, ep->out_head, ep->out_key);
+    }
+    ep->out_head += p->skip + p->lines;
+}
+
+void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p)
+{
+    (void) ep;
+    if (NULL != p->slot) { /* nothing is published yet */
+        smx_chunk_unget(p->slot);
+    }
+}
+
+void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    if (!ep->active) {
+        ep->active = true;
+        c->active[c->num_active++] = ep;
+    }
+}
+
+/* Call with the component lock held. */
+bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
+{
+    const size_t first = SMX_FIRST_LINE_ROOM;
+    const size_t len = frag->segment.seg_len;
+    struct smx_post p;
+    unsigned char *data;
+
+    if (!mca_btl_smx_post_begin(frag->endpoint, len, false, &p)) {
+        return false;
+    }
+    /* What lies beyond a record's first cache line first, the line the receiver polls
+     * last and in one burst (see btl_smx_sendi.c). */
+    data = p.data;
+    if (len > first) {
+        memcpy(data + first, frag->data + first, len - first);
+    }
+    memcpy(data, frag->data, len < first ? len : first);
+    mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
     return true;
 }
 
@@ -49,6 +497,7 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
         opal_list_append(&c->completed, &frag->base.super.super);
     } else {
         opal_list_append(&ep->pending, &frag->base.super.super);
+        mca_btl_smx_activate(ep);
         mca_btl_smx_count(&c->stats.sends_queued);
     }
     OPAL_THREAD_UNLOCK(&c->lock);
@@ -60,6 +509,7 @@ int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
 {
     mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) descriptor;
 
+    (void) btl;
     frag->tag = tag;
     frag->endpoint = endpoint;
     /* The callback (if any) always comes from progress. */

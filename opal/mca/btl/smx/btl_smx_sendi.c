@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * btl/smx sendi: the fast path for small messages. The header and the packed payload go
- * straight into the next ring slot, without a descriptor, a staging copy or a completion
- * to run later: the slot itself is the message buffer (paper 004's per-pair receive
- * buffers, our version of btl/sm's fast boxes). If the slot is busy or anything of this
- * peer's is queued (order!), hand back a descriptor instead: ob1 then packs into it and
- * calls btl_send, whose completion callback is what makes ob1 retry its own queued
- * requests. Only at btl_smx_max_frags is there none to hand back; ob1 then queues the
- * send itself and retries it from its progress function (see btl_smx_frag.c).
+ * straight where the receiver reads them (a pair ring's record, or a chunk behind the
+ * queue: btl_smx_send.c), without a descriptor, a staging copy or a completion to run
+ * later. If there is no room or anything of this peer's is queued (order!), hand back a
+ * descriptor instead: ob1 then packs into it and calls btl_send, whose completion
+ * callback is what makes ob1 retry its own queued requests. Only at btl_smx_max_frags is
+ * there none to hand back; ob1 then queues the send itself and retries it from its
+ * progress function (see btl_smx_frag.c).
  */
 #include "opal_config.h"
 
@@ -21,7 +21,7 @@
 /*
  * Contiguous host data: plain copies, without the convertor's generic pack (a
  * send-immediate is complete once it returns; nobody reads the convertor's position
- * afterwards). The receiver spins on the slot's first cache line, and every store the
+ * afterwards). The receiver spins on a record's first cache line, and every store the
  * sender makes there while it waits for something else (the user's buffer, cold in
  * memory) lets the receiver's next poll take the line back: the message then costs
  * several transfers of that line instead of one (inferred from timings: 48-64 B went
@@ -32,8 +32,8 @@
 static inline void smx_sendi_copy(unsigned char *data, const void *header, size_t header_size,
                                   struct opal_convertor_t *convertor, size_t payload_size)
 {
-    const size_t room = SMX_SLOT_FIRST_LINE_ROOM;
-    unsigned char line[SMX_SLOT_FIRST_LINE_ROOM];
+    const size_t room = SMX_FIRST_LINE_ROOM;
+    unsigned char line[SMX_FIRST_LINE_ROOM];
     const unsigned char *src;
     size_t first;
 
@@ -56,23 +56,20 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       mca_btl_base_descriptor_t **descriptor)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_slot_header *slot;
     size_t total = header_size + payload_size;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    struct smx_post p;
 
     if (NULL != descriptor) {
         *descriptor = NULL;
     }
-    if (OPAL_UNLIKELY(total > btl->btl_eager_limit || total > smx_ring_payload(endpoint->out))) {
+    if (OPAL_UNLIKELY(total > btl->btl_eager_limit)) {
         goto fallback;
     }
     OPAL_THREAD_LOCK(&c->lock);
-    if (opal_list_is_empty(&endpoint->pending)
-        && smx_ring_has_room(endpoint->out, endpoint->out_head, &endpoint->out_seen)) {
-        unsigned char *data;
+    if (opal_list_is_empty(&endpoint->pending) && mca_btl_smx_post_begin(endpoint, total, false, &p)) {
+        unsigned char *data = p.data;
 
-        slot = smx_ring_slot(endpoint->out, endpoint->out_head);
-        data = (unsigned char *) (slot + 1);
         if (0 != payload_size && !opal_convertor_need_buffers(convertor)
             && !opal_convertor_on_device(convertor)) {
             smx_sendi_copy(data, header, header_size, convertor, payload_size);
@@ -85,14 +82,12 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 
                 if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
                     || packed != payload_size) {
-                    goto out; /* nothing published: the slot stays free */
+                    mca_btl_smx_post_abandon(endpoint, &p);
+                    goto out;
                 }
             }
         }
-        slot->len = (uint32_t) total;
-        slot->tag = tag;
-        slot->kind = SMX_SLOT_AM;
-        smx_slot_publish(slot, endpoint->out_head++);
+        mca_btl_smx_post_commit(endpoint, &p, total, SMX_KIND_AM, tag);
         rc = OPAL_SUCCESS;
     }
 out:

@@ -3,12 +3,16 @@
  * btl/smx: layouts of what lives in shared memory. Everything here is read by another
  * process, so fields have fixed sizes and the hot ones sit alone on a cache line.
  *
- * A process's segment:
- *   struct smx_segment_header
- *   ring[0] ... ring[num_local - 1]    one ring per local sender, indexed by its local rank
- * A ring:
- *   struct smx_ring
- *   slot[0] ... slot[slots - 1]        struct smx_slot_header + payload, slot_size bytes each
+ * A process's segment (a sparse file: a page takes memory only once written):
+ *   struct smx_segment_header   the node's shared values, my receive queue's indices
+ *   struct smx_queue_entry[q]   my receive queue: every local sender may add to it
+ *   chunk area                  the buffers of my messages in flight (struct smx_chunk +
+ *                               payload), carved as I need them and never given back,
+ *                               within btl_smx_budget_kb
+ *   ring area                   the rings I keep to the peers I send to most
+ *                               (struct smx_pair_ring + lines), carved as made
+ * So memory grows with the processes (one queue each) and with the messages in flight,
+ * not with the pairs of processes.
  */
 #ifndef MCA_BTL_SMX_TYPES_H
 #define MCA_BTL_SMX_TYPES_H
@@ -16,55 +20,108 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7833726e6737ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7834717565ull /* bumped with every layout change */
 
-/* What a slot carries. */
-enum smx_slot_kind {
-    SMX_SLOT_AM = 0,   /* an upper-layer fragment, dispatched by its tag */
-    SMX_SLOT_GET_REQ,  /* "send me this range of your memory" (emulated get, btl_smx_get.c) */
-    SMX_SLOT_GET_DATA, /* a piece of that range */
+/* What a message carries. */
+enum smx_kind {
+    SMX_KIND_AM = 0,  /* an upper-layer fragment, dispatched by its tag */
+    SMX_KIND_GET_REQ, /* "send me this range of your memory" (emulated get, btl_smx_get.c) */
+    SMX_KIND_GET_DATA, /* a piece of that range */
+    SMX_KIND_RING,    /* "from now on, read my messages from this ring" (struct smx_ring_offer) */
+    SMX_KIND_SKIP,    /* pair ring only: the lines up to the ring's end are unused */
+    SMX_KIND_REF,     /* pair ring only: the message is in a chunk (struct smx_chunk_ref) */
 };
 
-/* 16 bytes, so that a small message (ob1's match header and up to about 30 bytes of
- * data) shares the flag's cache line: the receiver then pulls one line from the sender's
- * cache per message instead of two. */
-struct smx_slot_header {
-    uint64_t seq; /* index of the message in the ring + 1, written last: the hand-over flag */
-    uint32_t len; /* payload bytes after this header */
-    uint8_t tag;  /* upper-layer tag (SMX_SLOT_AM) */
-    uint8_t kind; /* enum smx_slot_kind */
-    uint8_t pad[2];
+/*
+ * The receive queue: a bounded array of entries that any local sender claims (a
+ * compare-and-swap on tail, only while there is room, so a sender never waits inside
+ * the queue) and fills, then hands over by storing seq = index + 1 with release order.
+ * Its owner reads entries in order and publishes head as it goes. An entry names a
+ * chunk in the sender's segment; the owner marks the chunk done once it is through with
+ * it, and the sender then reuses it.
+ */
+struct smx_queue_entry {
+    uint64_t seq;   /* index + 1 once filled */
+    uint64_t chunk; /* SMX_CHUNK_ID(sender's local rank, offset in its segment) */
 };
-_Static_assert(sizeof(struct smx_slot_header) == 16, "a slot header is 16 bytes");
+#define SMX_CHUNK_ID(rank, offset) (((uint64_t) (rank) << 40) | (uint64_t) (offset))
+#define SMX_CHUNK_RANK(id) ((uint32_t) ((id) >> 40))
+#define SMX_CHUNK_OFFSET(id) ((id) & ((UINT64_C(1) << 40) - 1))
 
-/* Payload bytes that share the slot's first cache line (the one the receiver polls) with
- * its header. Senders write the payload beyond them first and this line last. */
-#define SMX_SLOT_FIRST_LINE_ROOM (SMX_CACHE_LINE - sizeof(struct smx_slot_header))
+/* A message buffer in its sender's segment, on a cache-line boundary; the payload
+ * follows the 16-byte header, so that a get's piece (48 bytes of header of its own)
+ * carries its data from the second line on, where copies run fastest. */
+struct smx_chunk {
+    uint32_t len;  /* payload bytes */
+    uint8_t tag;   /* upper-layer tag (SMX_KIND_AM) */
+    uint8_t kind;  /* enum smx_kind */
+    uint16_t pad0;
+    uint32_t done; /* through a queue: set to 1 (release) by the receiver once through */
+    uint32_t pad1;
+};
+_Static_assert(sizeof(struct smx_chunk) == 16, "a chunk header is 16 bytes");
 
-struct smx_ring {
-    uint32_t slots;     /* number of slots, a power of two */
-    uint32_t slot_size; /* bytes per slot, header included, a multiple of the cache line */
-    uint8_t pad0[SMX_CACHE_LINE - 8];
-    /* Messages the receiver is done with: written by the receiver only, read by the
-     * sender only when its private count says the ring is full. Its own cache line, so
-     * the receiver's stores stay local until the sender actually looks. */
-    uint64_t consumed;
+/*
+ * A pair ring: what a sender keeps for a peer it sends to often (btl/sm's fast boxes,
+ * paper 004's per-pair buffers), in the sender's segment. One writer, one reader, no
+ * read-modify-write atomics. Messages are records of whole 64-byte lines: a 16-byte
+ * header and the payload. The writer fills a record, then stores the record's seq with
+ * release order: its first line's index + 1, XORed with the ring's key (a random 64-bit
+ * number with the top bit set, chosen when the ring is made and given to the reader only
+ * in the offer). The reader polls the one line where the next record starts, delivers,
+ * and publishes how many lines it is through with; the writer reads that count only when
+ * the ring looks full. Where the next record starts, an earlier lap may have left
+ * payload: the key is what keeps it from being taken for a header (it would have to hold
+ * that exact 64-bit value), without a store to a second line per message (a zeroed guard
+ * line after each record cost 0.1 us of a 0.3 us ping-pong). A record never wraps: a
+ * SKIP record fills the lines up to the end first.
+ */
+struct smx_pair_ring {
+    uint32_t lines; /* a power of two */
+    uint8_t pad0[SMX_CACHE_LINE - 4];
+    uint64_t consumed; /* lines the reader is through with: written by the reader only */
     uint8_t pad1[SMX_CACHE_LINE - 8];
 };
 
-/* Bytes of one slot holding fragments of frag_size bytes: header and payload, in whole
- * cache lines. */
-static inline uint64_t smx_slot_bytes(uint64_t frag_size)
-{
-    return (sizeof(struct smx_slot_header) + frag_size + SMX_CACHE_LINE - 1)
-           & ~(uint64_t) (SMX_CACHE_LINE - 1);
-}
+struct smx_record {
+    uint64_t seq;    /* (index of the record's first line + 1) ^ key, written last */
+    uint32_t len;    /* payload bytes after this header */
+    uint8_t tag;     /* upper-layer tag (SMX_KIND_AM) */
+    uint8_t kind;    /* enum smx_kind */
+    uint16_t nlines; /* lines the record spans */
+};
+_Static_assert(sizeof(struct smx_record) == 16, "a record header is 16 bytes");
+
+/* Payload bytes that share a record's first line (the one the reader polls) with its
+ * header. Writers fill the payload beyond them first and this line last. */
+#define SMX_FIRST_LINE_ROOM (SMX_CACHE_LINE - sizeof(struct smx_record))
+
+/* SMX_KIND_REF payload: where the message is (the payload of a chunk of the writer's
+ * segment), and its length and kind (the record carries its tag). The chunk is the
+ * writer's again once the reader has consumed the record. */
+struct smx_chunk_ref {
+    uint64_t offset;
+    uint32_t len;
+    uint8_t kind;
+    uint8_t pad[3];
+};
+
+/* SMX_KIND_RING payload, sent through the queue: where the ring is (writer's segment). */
+struct smx_ring_offer {
+    uint64_t offset;
+    uint64_t key;
+    uint32_t lines;
+    uint32_t pad;
+};
 
 struct smx_segment_header {
     uint64_t magic;
     uint32_t num_local;
-    uint32_t ring_bytes; /* one ring, header and slots */
-    uint8_t pad0[SMX_CACHE_LINE - 16];
+    uint32_t queue_entries; /* a power of two */
+    uint64_t area_offset;   /* where the chunk area starts */
+    uint64_t rings_offset;  /* where the ring area starts */
+    uint64_t size;          /* bytes of the whole segment */
+    uint8_t pad0[SMX_CACHE_LINE - 40];
     /* Peers that have mapped this segment; the one that completes the count unlinks the
      * file, so nothing of ours stays in /dev/shm once the job is wired up. */
     uint32_t attached;
@@ -80,9 +137,15 @@ struct smx_segment_header {
     uint32_t pad3;
     double single_copy_cost;
     uint8_t pad4[SMX_CACHE_LINE - 16];
+    /* My receive queue: the next entry I read (written by me), the next one a sender
+     * claims (senders' compare-and-swap). */
+    uint64_t queue_head;
+    uint8_t pad5[SMX_CACHE_LINE - 8];
+    uint64_t queue_tail;
+    uint8_t pad6[SMX_CACHE_LINE - 8];
 };
 
-/* Payload of SMX_SLOT_GET_REQ. */
+/* Payload of SMX_KIND_GET_REQ. */
 struct smx_get_request {
     uint64_t op;             /* the requester's operation, returned in every piece */
     uint64_t remote_address; /* in the address space of the process that serves it */
@@ -90,9 +153,7 @@ struct smx_get_request {
     uint64_t destination;    /* the requester's buffer, for a server that pushes it whole */
 };
 
-/* Header of the payload of SMX_SLOT_GET_DATA; the data follows, on a cache-line boundary
- * of the slot (slot header + this = 64 bytes), where copies into and out of it run
- * fastest. */
+/* Header of the payload of SMX_KIND_GET_DATA; the data follows. */
 #define SMX_PIECE_PUSHED UINT64_MAX /* offset of a piece saying: all of it was pushed */
 struct smx_get_piece {
     uint64_t op;
@@ -100,6 +161,6 @@ struct smx_get_piece {
     uint8_t pad[SMX_CACHE_LINE - 16 - 16];
 };
 _Static_assert(16 + sizeof(struct smx_get_piece) == SMX_CACHE_LINE,
-               "a piece's data starts a cache line");
+               "a piece's data starts a cache line of a record or a chunk");
 
 #endif /* MCA_BTL_SMX_TYPES_H */

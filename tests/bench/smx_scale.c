@@ -1,0 +1,250 @@
+/*
+ * smx_scale: what a transport costs as the number of local ranks grows.
+ *
+ *   smx_scale [--dir DIR] [--sizes LIST] [--samples N] [--rounds N] [--block BYTES]
+ *
+ * In one job of N ranks on one node:
+ *   1. MPI_Init time: each rank times its own MPI_Init; the slowest is reported.
+ *   2. Shared memory in use in DIR (default /dev/shm, statvfs: what the file system has
+ *      allocated, unlinked-but-mapped files included) after MPI_Init and a barrier.
+ *   3. Traffic that touches every pair: --rounds all-to-alls of --block bytes per pair
+ *      (default 3 x 16 KiB), every byte checked; then the same reading of DIR.
+ *   4. Ping-pong latency between ranks 0 and 1 for --sizes (default 0:4K) while every
+ *      other rank waits outside MPI (asleep, polling a file every 50 ms), so that only the
+ *      transport's own per-peer cost shows; the median of --samples batches, the first
+ *      and last byte of every message checked (every byte of the first one).
+ *
+ * Output (rank 0, stdout): '#' comment lines, then CSV 'metric,bytes,value' with the
+ * metrics init_s (slowest MPI_Init, seconds), shm_init and shm_traffic (bytes in use in
+ * DIR, absolute: the caller subtracts what was in use before the job), latency_us
+ * (half a round trip, per size). tests/bench/run-scale runs it for several N and
+ * transports, interleaved.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "bench_util.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZES 64
+
+static int rank, nranks;
+
+static void die(const char *msg)
+{
+    if (0 == rank) {
+        fprintf(stderr, "smx_scale: %s\n", msg);
+    }
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static long long used_bytes(const char *dir)
+{
+    struct statvfs v;
+    if (0 != statvfs(dir, &v)) {
+        return -1;
+    }
+    return (long long) (v.f_blocks - v.f_bfree) * (long long) v.f_frsize;
+}
+
+static uint8_t pattern(int from, int to, int round, size_t i)
+{
+    return (uint8_t) (from * 131 + to * 31 + round * 7 + i * 13 + (i >> 8));
+}
+
+/* Every pair exchanges 'block' bytes 'rounds' times; every byte is checked. */
+static void touch_every_pair(size_t block, int rounds)
+{
+    uint8_t *s = malloc(block * (size_t) nranks), *r = malloc(block * (size_t) nranks);
+    if (NULL == s || NULL == r) {
+        die("out of memory for the all-to-all");
+    }
+    for (int round = 0; round < rounds; ++round) {
+        for (int to = 0; to < nranks; ++to) {
+            for (size_t i = 0; i < block; ++i) {
+                s[(size_t) to * block + i] = pattern(rank, to, round, i);
+            }
+        }
+        memset(r, 0, block * (size_t) nranks);
+        MPI_Alltoall(s, (int) block, MPI_BYTE, r, (int) block, MPI_BYTE, MPI_COMM_WORLD);
+        for (int from = 0; from < nranks; ++from) {
+            for (size_t i = 0; i < block; ++i) {
+                if (r[(size_t) from * block + i] != pattern(from, rank, round, i)) {
+                    fprintf(stderr, "smx_scale: rank %d: byte %zu from rank %d (round %d) is "
+                            "wrong\n", rank, i, from, round);
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+                }
+            }
+        }
+    }
+    free(s);
+    free(r);
+}
+
+/* Seconds per one-way message of 'len' bytes, over 'iters' round trips (ranks 0, 1). */
+static double pingpong(uint8_t *buf, size_t len, int iters, int check_all)
+{
+    const int peer = 1 - rank;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+        const uint8_t mark = (uint8_t) (i * 7 + len + 1);
+        if (0 == rank) {
+            if (len) {
+                buf[0] = buf[len - 1] = mark;
+            }
+            MPI_Send(buf, (int) len, MPI_BYTE, peer, 5, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) len, MPI_BYTE, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int) len, MPI_BYTE, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int) len, MPI_BYTE, peer, 5, MPI_COMM_WORLD);
+        }
+        if (len && (buf[0] != mark || buf[len - 1] != mark)) {
+            fprintf(stderr, "smx_scale: rank %d: ping-pong message %d of %zu bytes arrived "
+                    "with wrong data\n", rank, i, len);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        if (check_all && 0 == i) {
+            for (size_t k = 1; k + 1 < len; ++k) {
+                if (buf[k] != (uint8_t) k) {
+                    fprintf(stderr, "smx_scale: rank %d: byte %zu of a %zu-byte ping-pong "
+                            "message is wrong\n", rank, k, len);
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+                }
+            }
+        }
+    }
+    return (MPI_Wtime() - t0) / iters / 2.0;
+}
+
+int main(int argc, char **argv)
+{
+    const double t0 = now();
+    MPI_Init(&argc, &argv);
+    double init_s = now() - t0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+    const char *dir = "/dev/shm";
+    size_t sizes[MAX_SIZES], block = 16 * 1024;
+    int nsizes = bu_parse_size_list("0:4K", sizes, MAX_SIZES), samples = 7, rounds = 3;
+    for (int i = 1; i < argc; ++i) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (NULL == val) {
+            die("every option takes a value (--dir --sizes --samples --rounds --block)");
+        }
+        ++i;
+        if (0 == strcmp(opt, "--dir")) {
+            dir = val;
+        } else if (0 == strcmp(opt, "--sizes")) {
+            nsizes = bu_parse_size_list(val, sizes, MAX_SIZES);
+            if (nsizes < 1 || sizes[nsizes - 1] > (1 << 20)) {
+                die("--sizes: a list like 0,64,4K or a range like 0:4K, at most 1M");
+            }
+        } else if (0 == strcmp(opt, "--samples")) {
+            samples = atoi(val);
+            if (samples < 1 || samples > 1000) {
+                die("--samples: expected 1 to 1000");
+            }
+        } else if (0 == strcmp(opt, "--rounds")) {
+            rounds = atoi(val);
+            if (rounds < 1 || rounds > 1000) {
+                die("--rounds: expected 1 to 1000");
+            }
+        } else if (0 == strcmp(opt, "--block")) {
+            if (0 != bu_parse_size(val, &block) || block < 1 || block > (1 << 20)) {
+                die("--block: expected 1 to 1M bytes");
+            }
+        } else {
+            die("unknown option");
+        }
+    }
+    if (nranks < 2) {
+        die("needs at least 2 ranks");
+    }
+    if (used_bytes(dir) < 0) {
+        die("cannot statvfs --dir");
+    }
+
+    double slowest;
+    MPI_Reduce(&init_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const long long shm_init = used_bytes(dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    touch_every_pair(block, rounds);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const long long shm_traffic = used_bytes(dir);
+
+    /* Ranks 2.. sleep outside MPI until rank 0 creates the file named here. */
+    char flag[256] = "";
+    if (0 == rank) {
+        char tmpl[] = "/tmp/smx_scale.XXXXXX";
+        if (NULL == mkdtemp(tmpl)) {
+            die("cannot create a directory in /tmp");
+        }
+        snprintf(flag, sizeof(flag), "%s/done", tmpl);
+    }
+    MPI_Bcast(flag, sizeof(flag), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank >= 2) {
+        const struct timespec nap = {0, 50000000};
+        while (0 != access(flag, F_OK)) {
+            nanosleep(&nap, NULL);
+        }
+    } else {
+        uint8_t *buf = malloc(sizes[nsizes - 1] + 1);
+        double lat[MAX_SIZES], batch[1000];
+        if (NULL == buf) {
+            die("out of memory");
+        }
+        for (int s = 0; s < nsizes; ++s) {
+            const size_t len = sizes[s];
+            const int iters = bu_iterations(len, 4u << 20, 200, 5000);
+            for (size_t k = 0; k < len; ++k) {
+                buf[k] = (uint8_t) k;
+            }
+            (void) pingpong(buf, len, iters / 4 + 1, 1); /* warm-up, every byte checked */
+            for (int b = 0; b < samples; ++b) {
+                batch[b] = pingpong(buf, len, iters, 0);
+            }
+            lat[s] = bu_median(batch, samples) * 1e6;
+        }
+        free(buf);
+        if (0 == rank) {
+            FILE *f = fopen(flag, "w");
+            if (NULL == f) {
+                die("cannot create the flag file");
+            }
+            fclose(f);
+            printf("# smx_scale: %d ranks, %s, %d x %zu-byte all-to-all, median of %d batches\n",
+                   nranks, dir, rounds, block, samples);
+            printf("metric,bytes,value\ninit_s,0,%.6f\nshm_init,0,%lld\nshm_traffic,0,%lld\n",
+                   slowest, shm_init, shm_traffic);
+            for (int s = 0; s < nsizes; ++s) {
+                printf("latency_us,%zu,%.4f\n", sizes[s], lat[s]);
+            }
+            fflush(stdout);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == rank) {
+        unlink(flag);
+        *strrchr(flag, '/') = '\0';
+        rmdir(flag);
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The scaling probe (tests/bench/run-scale, smx_scale) at up to 32 ranks on this node,
+# btl/smx beside btl/sm: every job checks every byte of its all-to-all and of its first
+# ping-pong message, every configuration reports each metric at each N, and no job leaves
+# shared memory behind. What the numbers are is evidence, not a test (README, "At scale").
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+csv=$(mktemp)
+trap 'rm -f "$csv"' EXIT
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+"$top/tests/bench/run-scale" --ranks 2,8,32 --reps 1 --samples 2 --sizes 0,256,4K \
+	--preset smx-cma --preset sm-cma --csv "$csv" --timeout 600
+for label in smx-cma sm-cma; do
+	for n in 2 8 32; do
+		row=$(awk -F, -v l="$label" -v n="$n" '$1 == l && $2 == n' "$csv")
+		[ -n "$row" ] || { fail "$label at $n ranks: no row in the CSV"; continue; }
+		IFS=, read -r _ _ _ init _ _ left lat0 lat256 lat4k <<<"$row"
+		awk -v i="$init" -v a="$lat0" -v b="$lat256" -v c="$lat4k" \
+			'BEGIN { exit !(i > 0 && a > 0 && b > 0 && c > 0) }' ||
+			fail "$label at $n ranks: a time that is not positive: $row"
+		[ "$left" = 0 ] || fail "$label at $n ranks: $left bytes left in /dev/shm after the job"
+	done
+done
+# btl/smx's shared memory grows with the processes, not with their pairs: from 8 to 32
+# ranks (4 times the processes, 16 times the pairs) what all-pairs traffic leaves in use
+# may grow 8 times at most (it grew 26 times when every pair had rings of its own)
+shm() { awk -F, -v l="$1" -v n="$2" '$1 == l && $2 == n { print $6 }' "$csv"; }
+s8=$(shm smx-cma 8) s32=$(shm smx-cma 32)
+if [ -n "$s8" ] && [ -n "$s32" ]; then
+	awk -v a="$s8" -v b="$s32" 'BEGIN { exit !(b <= 8 * (a > 65536 ? a : 65536)) }' &&
+		echo "ok: btl/smx after all-pairs traffic: $s8 bytes at 8 ranks, $s32 at 32" ||
+		fail "btl/smx after all-pairs traffic: $s8 bytes at 8 ranks, $s32 at 32 (more than 8x)"
+fi
+[ $status = 0 ] && echo "ok: every configuration at 2, 8, 32 ranks; nothing left in /dev/shm"
+exit $status
