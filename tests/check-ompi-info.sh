@@ -51,6 +51,10 @@ for pvar in gets_single_copy gets_double_copy exchange_pushes sends_queued frags
 	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
 		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
 done
+# Help is one or two lines per parameter; the why lives in the README (issue 17 bounds it).
+chars=$(wc -c <<<"$info")
+[ "$chars" -le 12000 ] ||
+	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 12000"
 
 # Loading must not print errors (an unresolved symbol shows up here, not in the listing).
 if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then

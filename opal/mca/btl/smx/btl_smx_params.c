@@ -184,25 +184,25 @@ int mca_btl_smx_params_register(void)
         &c->super.btl_version, "Shared-memory transport with a topology-aware eager/rendezvous switch");
 
     c->verbose = 0;
-    SMX_INT("verbose", "1: why btl/smx is (not) used, the policy and, at finalize, the "
-            "counters; 10: also each peer's class and limits", NULL, OPAL_INFO_LVL_5,
+    SMX_INT("verbose", "1: why smx is (not) used, its policy, its counters at finalize; 10: "
+            "also each peer's class", NULL, OPAL_INFO_LVL_5,
             &c->verbose);
     c->budget_kb = SMX_AUTO;
-    SMX_INT("budget_kb", "KiB of shared memory a process may hold its messages in flight in "
-            "(auto: 16 MiB shared by the node's processes, at least five fragments' worth)",
+    SMX_INT("budget_kb", "KiB of shared memory for a process's messages in flight (auto: "
+            "16 MiB shared by the node's processes)",
             &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
     c->pair_ring_size = 128 * 1024;
-    SMX_INT("pair_ring_size", "Bytes of the ring a process writes through to a peer it sends "
-            "to often, a power of two (4096-4194304)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_size);
+    SMX_INT("pair_ring_size", "Bytes of a process's ring to a peer it sends to often (a power "
+            "of two, 4096-4194304)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_size);
     c->pair_rings_max = 16;
-    SMX_INT("pair_rings_max", "Most peers a process writes to through a ring; the others "
-            "through their queue (0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);
+    SMX_INT("pair_rings_max", "Most peers a process writes to through rings of its own "
+            "(0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);
     c->pair_ring_after = 16;
-    SMX_INT("pair_ring_after", "Messages a process sends a peer through its queue before it "
-            "makes a ring for it (0-1000000000)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_after);
+    SMX_INT("pair_ring_after", "Messages to a peer through its queue before it gets a ring "
+            "(0-1000000000)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_after);
     c->frag_size = SMX_FRAG_DEFAULT;
-    smx_var("frag_size", "Payload bytes of the largest fragment (1024-1048576); a "
-            "smaller one lowers the unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
+    smx_var("frag_size", "Payload bytes of the largest fragment (1024-1048576); lowers the "
+            "unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
             OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, &c->frag_size);
     /* like btl/sm: /dev/shm where it can be written, else the job's session directory */
     c->backing_directory = 0 == access("/dev/shm", W_OK) ? "/dev/shm"
@@ -213,22 +213,22 @@ int mca_btl_smx_params_register(void)
                                            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
                                            MCA_BASE_VAR_SCOPE_READONLY, &c->backing_directory);
     c->max_frags = 512;
-    SMX_INT("max_frags", "Fragments a process may hand to ob1 at once without room; beyond, "
-            "ob1 queues sends itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
+    SMX_INT("max_frags", "Fragments out at once waiting for room; beyond, ob1 queues sends "
+            "itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
 
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         const char *cname = smx_locality_class_name(cls);
 
         c->eager_limit[cls] = smx_default_eager[cls];
         snprintf(name, sizeof(name), "eager_limit_%s", cname);
-        snprintf(help, sizeof(help), "Largest message (bytes, ob1 header included) sent "
-                 "eagerly to a peer of class %s (128 to btl_smx_max_send_size)", cname);
+        snprintf(help, sizeof(help), "Eager limit (bytes, ob1 header included) for peers of "
+                 "class %s (128 to btl_smx_max_send_size)", cname);
         smx_var_eager_class[cls] = SMX_INT(name, help, NULL, OPAL_INFO_LVL_4,
                                            &c->eager_limit[cls]);
         c->single_copy_min[cls] = smx_default_single[cls];
         snprintf(name, sizeof(name), "single_copy_min_%s", cname);
-        snprintf(help, sizeof(help), "Smallest message (bytes) to a peer of class %s copied "
-                 "once through the smsc component", cname);
+        snprintf(help, sizeof(help), "Single copy (smsc) from this many bytes for peers of "
+                 "class %s", cname);
         SMX_INT(name, help, &smx_enum_never, OPAL_INFO_LVL_4, &c->single_copy_min[cls]);
     }
     c->busy_ranks = 8;
@@ -245,14 +245,14 @@ int mca_btl_smx_params_register(void)
     SMX_INT("single_copy_min_busy", "Single-copy threshold (bytes) of every class while the "
             "node is busy, if smaller", &smx_enum_off, OPAL_INFO_LVL_4, &c->single_copy_min_busy);
     c->exchange_push = true;
-    SMX_BOOL("exchange_push", "Serve a double-copy request from a peer I am pulling from by "
-             "one copy into it (cma)", OPAL_INFO_LVL_5, &c->exchange_push);
+    SMX_BOOL("exchange_push", "Serve a peer I pull from by one copy into it (cma)",
+             OPAL_INFO_LVL_5, &c->exchange_push);
     c->single_copy_oversubscribed = true;
     SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
              "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
     c->single_copy_cost_max = 250;
-    SMX_INT("single_copy_cost_max", "Busy, exchange and oversubscription rules apply where a "
-            "single copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
+    SMX_INT("single_copy_cost_max", "Busy, push and oversubscription rules where a single "
+            "copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_cost_max);
     c->single_copy_window_max = 64 * 1024;
     SMX_INT("single_copy_window_max", "While the window is open, every rendezvous up to this "
