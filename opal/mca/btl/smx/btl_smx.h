@@ -63,7 +63,8 @@ struct mca_btl_base_endpoint_t {
     mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */
     int cls;
     opal_proc_t *proc;
-    int peer_local_rank;
+    int peer_local_rank;  /* -1: a process of another job */
+    uint32_t slot_there;  /* my slot in its queue (SMX_CHUNK_ID, btl_smx_types.h) */
     void *peer_segment; /* the peer's segment, mapped here */
     opal_shmem_ds_t *peer_ds; /* opal_shmem's descriptor of it */
     uint64_t queue_seen;  /* the head of the peer's queue as I last read it */
@@ -115,10 +116,14 @@ struct mca_btl_smx_component_t {
 
     char *backing_directory; /* btl_smx_backing_directory */
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
+    int segment_fd;          /* kept open: other jobs map it as /proc/<pid>/fd/<fd> */
     void *segment;
     size_t segment_size;
     int local_rank, num_local;
-    mca_btl_smx_endpoint_t **peers; /* by local rank, shared by all modules */
+    /* by local rank, shared by all modules; then the processes of other jobs I reached */
+    mca_btl_smx_endpoint_t **peers;
+    int num_peers;                  /* num_local + those */
+    mca_btl_smx_endpoint_t **guests; /* by the slot they claimed in my header */
     mca_btl_smx_endpoint_t **hot;   /* peers whose pair ring to me I read */
     int num_hot;
     mca_btl_smx_endpoint_t **active; /* peers with fragments pending or gets to serve */

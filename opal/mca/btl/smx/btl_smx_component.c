@@ -43,6 +43,7 @@ mca_btl_smx_component_t mca_btl_smx_component = {
         .btl_progress = NULL,
     },
     .output = -1,
+    .segment_fd = -1,
 };
 
 static int smx_component_open(void)
@@ -140,7 +141,7 @@ static void smx_measure_for_node(void)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     struct smx_segment_header *h = c->segment;
 
-    if (0 != c->local_rank || !mca_btl_smx_policy_needs_cost()) {
+    if (0 != c->local_rank || 1 == c->num_local || !mca_btl_smx_policy_needs_cost()) {
         return;
     }
     h->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
@@ -158,10 +159,8 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     *num_btls = 0;
-    if (0 == opal_process_info.num_local_peers) {
-        opal_output_verbose(1, c->output, "btl:smx: not used: no other process on this node");
-        return NULL;
-    }
+    /* Alone on the node, smx still starts: processes of a job spawned later reach me
+     * through it (its segment then costs what they send me). */
     if (!mca_btl_smx_params_valid()) {
         return NULL;
     }

@@ -169,6 +169,13 @@ int mca_btl_smx_segment_create(void)
         c->segment = opal_shmem_segment_attach(&c->seg_ds);
         if (NULL == c->segment) {
             opal_shmem_unlink(&c->seg_ds);
+        } else {
+            /* Processes of jobs that come later find the file unlinked: they open it
+             * through this descriptor (smx_attach); -1 leaves them to another BTL. */
+            c->segment_fd = open(name, O_RDWR | O_CLOEXEC);
+            if (1 == c->num_local && c->segment_fd >= 0) {
+                opal_shmem_unlink(&c->seg_ds); /* no peer of my job to open it by name */
+            }
         }
     }
     if (NULL == c->segment) {
@@ -189,10 +196,14 @@ int mca_btl_smx_segment_create(void)
     /* Until local rank 0 is attached, count my own transfers in my own header. */
     c->transfers_in_flight = &h->transfers_in_flight;
     c->num_hot = c->num_active = 0;
-    c->peers = calloc((size_t) c->num_local, sizeof(*c->peers));
-    c->hot = calloc((size_t) c->num_local, sizeof(*c->hot));
-    c->active = calloc((size_t) c->num_local, sizeof(*c->active));
-    if (NULL == c->peers || NULL == c->hot || NULL == c->active) {
+    /* (zeroed pages: memory only for the entries in use) */
+    const size_t most_peers = (size_t) c->num_local + SMX_GUESTS_MAX;
+    c->num_peers = c->num_local;
+    c->peers = calloc(most_peers, sizeof(*c->peers));
+    c->hot = calloc(most_peers, sizeof(*c->hot));
+    c->active = calloc(most_peers, sizeof(*c->active));
+    c->guests = calloc(SMX_GUESTS_MAX, sizeof(*c->guests));
+    if (NULL == c->peers || NULL == c->hot || NULL == c->active || NULL == c->guests) {
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -201,8 +212,9 @@ int mca_btl_smx_segment_create(void)
 
 /* Tell the peers where my segment is; the last step of init, so that no peer ever maps
  * the segment of a process that then gave up on smx. The modex carries the size of
- * opal_shmem's descriptor of the segment, the descriptor (only the part in use), and my
- * cpuset as a string: peers classify the pair from both bindings (empty: not bound). */
+ * opal_shmem's descriptor of the segment, the descriptor (only the part in use), the
+ * descriptor I keep open to it (int32_t), and my cpuset as a string: peers classify the
+ * pair from both bindings (empty: not bound). */
 int mca_btl_smx_segment_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -215,7 +227,8 @@ int mca_btl_smx_segment_publish(void)
     if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
         (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
     }
-    size = sizeof(ds_size) + ds_size + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
+    const int32_t fd = c->segment_fd;
+    size = sizeof(ds_size) + ds_size + sizeof(fd) + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
     blob = malloc(size);
     if (NULL == blob) {
         free(cpuset);
@@ -223,9 +236,13 @@ int mca_btl_smx_segment_publish(void)
     }
     memcpy(blob, &ds_size, sizeof(ds_size));
     memcpy(blob + sizeof(ds_size), &c->seg_ds, ds_size);
-    strcpy((char *) blob + sizeof(ds_size) + ds_size, NULL != cpuset ? cpuset : "");
+    memcpy(blob + sizeof(ds_size) + ds_size, &fd, sizeof(fd));
+    strcpy((char *) blob + sizeof(ds_size) + ds_size + sizeof(fd), NULL != cpuset ? cpuset : "");
     free(cpuset);
-    OPAL_MODEX_SEND(rc, PMIX_LOCAL, &c->super.btl_version, blob, size);
+    /* Global scope, though only this node reads it: PMIx gives a process of another job
+     * (a spawned child) the values of local scope of some processes and not others, and
+     * a get of those then waits forever (PMIx 5.0, Open MPI 5.0.7). */
+    OPAL_MODEX_SEND(rc, PMIX_GLOBAL, &c->super.btl_version, blob, size);
     free(blob);
     return rc;
 }
@@ -240,8 +257,13 @@ void mca_btl_smx_segment_destroy(void)
     free(c->peers);
     free(c->hot);
     free(c->active);
-    c->peers = c->hot = c->active = NULL;
-    c->num_hot = c->num_active = 0;
+    free(c->guests);
+    c->peers = c->hot = c->active = c->guests = NULL;
+    c->num_hot = c->num_active = c->num_peers = 0;
+    if (c->segment_fd >= 0) {
+        close(c->segment_fd);
+        c->segment_fd = -1;
+    }
     if (NULL != c->segment) {
         c->transfers_in_flight = NULL;
         (void) opal_shmem_unlink(&c->seg_ds); /* normally gone already */
@@ -291,29 +313,59 @@ static int smx_module_class(int cls)
     return 0; /* init creates at least one module */
 }
 
+/* Map the segment of a peer (local_rank -1: a process of another job on this node) and
+ * take a slot in its queue. */
 static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_local_rank)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const bool guest = peer_local_rank < 0;
     char *blob = NULL, *cpuset;
     size_t blob_size = 0;
     uint32_t ds_size;
+    int32_t fd;
     int rc;
 
     if (peer_local_rank == c->local_rank) {
         return OPAL_ERR_UNREACH;
     }
-    OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name, (void **) &blob,
-                              &blob_size);
+    /* Another job's values are not in my job's local store: PMIx fetches them. */
+    if (guest) {
+        OPAL_MODEX_RECV(rc, &c->super.btl_version, &proc->proc_name, (void **) &blob,
+                        &blob_size);
+    } else {
+        OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name,
+                                  (void **) &blob, &blob_size);
+    }
     if (OPAL_SUCCESS != rc || NULL == blob || blob_size < sizeof(ds_size)
         || (memcpy(&ds_size, blob, sizeof(ds_size)), ds_size > sizeof(opal_shmem_ds_t))
-        || blob_size <= sizeof(ds_size) + ds_size || '\0' != blob[blob_size - 1]
+        || blob_size <= sizeof(ds_size) + ds_size + sizeof(fd) || '\0' != blob[blob_size - 1]
         || NULL == (ep->peer_ds = calloc(1, sizeof(opal_shmem_ds_t)))) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
     memcpy(ep->peer_ds, blob + sizeof(ds_size), ds_size);
+    memcpy(&fd, blob + sizeof(ds_size) + ds_size, sizeof(fd));
+    cpuset = blob + sizeof(ds_size) + ds_size + sizeof(fd);
     ep->peer_ds->seg_name[sizeof(ep->peer_ds->seg_name) - 1] = '\0';
-    cpuset = blob + sizeof(ds_size) + ds_size;
+    if (guest) {
+        /* Its file went once its own job had mapped it: the descriptor its creator keeps
+         * open reaches the same memory (for a process of the same user, as CMA). */
+        int probe = -1;
+        if (fd >= 0) {
+            snprintf(ep->peer_ds->seg_name, sizeof(ep->peer_ds->seg_name), "/proc/%d/fd/%d",
+                     (int) ep->peer_ds->seg_cpid, (int) fd);
+            probe = open(ep->peer_ds->seg_name, O_RDWR | O_CLOEXEC);
+        }
+        if (probe < 0) {
+            opal_output_verbose(1, c->output, "btl:smx: cannot open the segment of %s, of "
+                                "another job, as %s: %s", OPAL_NAME_PRINT(proc->proc_name),
+                                fd >= 0 ? ep->peer_ds->seg_name : "(none kept open)",
+                                fd >= 0 ? strerror(errno) : "");
+            free(blob);
+            return OPAL_ERR_UNREACH;
+        }
+        close(probe);
+    }
     ep->peer_segment = opal_shmem_segment_attach(ep->peer_ds);
     if (NULL == ep->peer_segment) {
         opal_output_verbose(1, c->output, "btl:smx: cannot map the segment of %s (%s)",
@@ -323,16 +375,35 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     }
     struct smx_segment_header *h = ep->peer_segment;
     if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
-        || h->num_local != (uint32_t) c->num_local || h->size > ep->peer_ds->seg_size
+        || (!guest && h->num_local != (uint32_t) c->num_local) || h->num_local < 1
+        || h->num_local > (1u << 20) || h->size > ep->peer_ds->seg_size
         || h->queue_entries < 2 || 0 != (h->queue_entries & (h->queue_entries - 1))
         || h->area_offset < sizeof(*h) + (uint64_t) h->queue_entries * sizeof(struct smx_queue_entry)
         || h->area_offset > h->rings_offset || h->rings_offset > h->size) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
-    /* Every other local process of the job maps this file once; the last one unlinks it. */
-    if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
-        (void) opal_shmem_unlink(ep->peer_ds);
+    if (guest) {
+        /* A slot in its queue, my name in it before any message of mine names the slot. */
+        const uint32_t k = __atomic_fetch_add(&h->guests, 1, __ATOMIC_RELAXED);
+        uint64_t name;
+        if (k >= SMX_GUESTS_MAX) {
+            opal_output_verbose(1, c->output, "btl:smx: %s has taken %d processes of other "
+                                "jobs already, the most it can", OPAL_NAME_PRINT(proc->proc_name),
+                                SMX_GUESTS_MAX);
+            free(blob);
+            return OPAL_ERR_UNREACH;
+        }
+        memcpy(&name, &OPAL_PROC_MY_NAME, sizeof(name));
+        __atomic_store_n(&h->guest_name[k], name, __ATOMIC_RELEASE);
+        ep->slot_there = h->num_local + k;
+    } else {
+        ep->slot_there = (uint32_t) c->local_rank;
+        /* Every other local process of the job maps this file once; the last one unlinks
+         * it. */
+        if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
+            (void) opal_shmem_unlink(ep->peer_ds);
+        }
     }
     ep->cls = smx_module_class(smx_peer_class(cpuset));
     ep->module = c->modules[ep->cls];
@@ -377,16 +448,20 @@ static void smx_build_policy(void)
     }
 }
 
-/* The local rank of a peer of this job on this node, other than me; -1 if none. */
+/* The local rank of a peer of this job on this node, other than me; SMX_GUEST for a
+ * process of another job on this node; -1 if none. */
+#define SMX_GUEST (-2)
 static int smx_local_rank_of(opal_proc_t *proc)
 {
     uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
     int rc;
 
-    /* btl/self carries messages to myself; other jobs' processes have other segments */
-    if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
-        || proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+    /* btl/self carries messages to myself */
+    if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
         return -1;
+    }
+    if (proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+        return SMX_GUEST;
     }
     OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
     if (OPAL_SUCCESS != rc || peer_local_rank >= mca_btl_smx_component.num_local) {
@@ -395,26 +470,69 @@ static int smx_local_rank_of(opal_proc_t *proc)
     return peer_local_rank;
 }
 
-/* The endpoint of the peer of that local rank, attached on first sight (for every
- * module); NULL if it cannot be reached. */
+/* The endpoint of a peer (local rank, or SMX_GUEST), attached on first sight (for every
+ * module); NULL if it cannot be reached. A process of another job may be attached from
+ * add_procs and from progress (its first message) at once: under the lock. */
 static mca_btl_smx_endpoint_t *smx_endpoint_of(opal_proc_t *proc, int local_rank)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_endpoint_t *ep = c->peers[local_rank];
+    mca_btl_smx_endpoint_t *ep = NULL;
 
-    if (NULL != ep) {
-        return ep;
+    if (SMX_GUEST != local_rank) {
+        if (NULL == c->peers[local_rank]) {
+            ep = OBJ_NEW(mca_btl_smx_endpoint_t);
+            if (NULL != ep && OPAL_SUCCESS != smx_attach(ep, proc, local_rank)) {
+                OBJ_RELEASE(ep);
+                ep = NULL;
+            }
+            c->peers[local_rank] = ep;
+        }
+        return c->peers[local_rank];
     }
-    ep = OBJ_NEW(mca_btl_smx_endpoint_t);
-    if (NULL == ep) {
-        return NULL;
+    OPAL_THREAD_LOCK(&c->lock);
+    for (int at = c->num_local; NULL == ep && at < c->num_peers; ++at) {
+        if (0 == opal_compare_proc(c->peers[at]->proc->proc_name, proc->proc_name)) {
+            ep = c->peers[at];
+        }
     }
-    if (OPAL_SUCCESS != smx_attach(ep, proc, local_rank)) {
-        OBJ_RELEASE(ep);
-        return NULL;
+    if (NULL == ep && c->num_peers < c->num_local + SMX_GUESTS_MAX
+        && NULL != (ep = OBJ_NEW(mca_btl_smx_endpoint_t))) {
+        if (OPAL_SUCCESS != smx_attach(ep, proc, -1)) {
+            OBJ_RELEASE(ep);
+            ep = NULL;
+        } else {
+            c->peers[c->num_peers++] = ep;
+        }
     }
-    c->peers[local_rank] = ep;
+    OPAL_THREAD_UNLOCK(&c->lock);
     return ep;
+}
+
+/* The peer of another job that took slot k of my queue, from the name it left in my
+ * header: the first message of a spawned process may arrive before my own add_procs
+ * for it. NULL if it cannot be reached. */
+static mca_btl_smx_endpoint_t *smx_guest(uint32_t k)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_segment_header *h = c->segment;
+    opal_process_name_t name;
+    opal_proc_t *proc;
+    uint64_t raw;
+
+    if (k >= SMX_GUESTS_MAX) {
+        return NULL;
+    }
+    if (NULL == c->guests[k]) {
+        raw = __atomic_load_n(&h->guest_name[k], __ATOMIC_ACQUIRE);
+        memcpy(&name, &raw, sizeof(name));
+        /* (on this node, as it wrote here; of another job, or it would not use a slot) */
+        proc = 0 == raw || name.jobid == OPAL_PROC_MY_NAME.jobid ? NULL : opal_proc_for_name(name);
+        if (NULL == proc) {
+            return NULL;
+        }
+        c->guests[k] = smx_endpoint_of(proc, SMX_GUEST);
+    }
+    return c->guests[k];
 }
 
 /* bml/r2 offers every peer to every module; each module takes only its class's peers
@@ -440,7 +558,8 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     }
     for (size_t i = 0; i < nprocs; ++i) {
         const int local_rank = smx_local_rank_of(procs[i]);
-        mca_btl_smx_endpoint_t *ep = local_rank < 0 ? NULL : smx_endpoint_of(procs[i], local_rank);
+        mca_btl_smx_endpoint_t *ep = -1 == local_rank ? NULL
+                                                      : smx_endpoint_of(procs[i], local_rank);
 
         peers[i] = NULL;
         if (NULL == ep) {
@@ -512,7 +631,7 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
     }
     mca_btl_smx_chunks_fini(); /* the endpoints hold some */
-    for (int p = 0; NULL != c->peers && p < c->num_local; ++p) {
+    for (int p = 0; NULL != c->peers && p < c->num_peers; ++p) {
         if (NULL != c->peers[p]) {
             OBJ_RELEASE(c->peers[p]);
             c->peers[p] = NULL;
@@ -726,19 +845,22 @@ int mca_btl_smx_progress(void)
         }
         for (int n = 0; n < 32; ++n) {
             const uint64_t id = smx_queue_pop(c->segment);
-            const uint32_t rank = SMX_CHUNK_RANK(id);
+            const uint32_t slot = SMX_CHUNK_RANK(id);
             if (0 == id) {
                 break;
             }
-            if (rank >= (uint32_t) c->num_local || NULL == c->peers[rank]) {
-                /* Only a process that mapped my segment writes to it, and I map it back
-                 * in the same add_procs: a message from no peer is a broken segment. */
-                opal_output(0, "btl:smx: %s: a message from local rank %u, which is not a "
-                            "peer; the job cannot go on", OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
-                            rank);
+            /* Only a process that mapped my segment writes to it, and I map it back in
+             * the same add_procs (my job) or here (another's): a message from no peer
+             * is a broken segment or an unreachable sender. */
+            mca_btl_smx_endpoint_t *from = slot < (uint32_t) c->num_local ? c->peers[slot]
+                                                                       : smx_guest(slot - (uint32_t) c->num_local);
+            if (NULL == from) {
+                opal_output(0, "btl:smx: %s: a message from queue slot %u, which is not a "
+                            "peer that can be reached; the job cannot go on",
+                            OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), slot);
                 abort();
             }
-            smx_deliver_chunk(c->peers[rank], SMX_CHUNK_OFFSET(id));
+            smx_deliver_chunk(from, SMX_CHUNK_OFFSET(id));
             events++;
         }
         if (opal_using_threads()) {

@@ -156,7 +156,7 @@ void mca_btl_smx_chunks_reclaim(void)
             }
         }
     }
-    for (int i = 0; NULL != c->peers && i < c->num_local; ++i) {
+    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
         mca_btl_smx_endpoint_t *ep = c->peers[i];
         if (NULL != ep && NULL != ep->ref_first) {
             ep->out_seen = __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE);
@@ -169,7 +169,7 @@ void mca_btl_smx_chunks_fini(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    for (int i = 0; NULL != c->peers && i < c->num_local; ++i) {
+    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
         mca_btl_smx_endpoint_t *ep = c->peers[i];
         if (NULL != ep) {
             free(ep->stalled);
@@ -287,7 +287,7 @@ static void smx_queue_send(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *sl
         mca_btl_smx_activate(ep);
         return;
     }
-    smx_queue_fill(ep->peer_segment, entry, SMX_CHUNK_ID(c->local_rank, slot->offset));
+    smx_queue_fill(ep->peer_segment, entry, SMX_CHUNK_ID(ep->slot_there, slot->offset));
     slot->next = c->chunk_busy[slot->cls]; /* back once the receiver marks it done */
     c->chunk_busy[slot->cls] = slot;
 }

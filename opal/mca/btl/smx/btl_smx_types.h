@@ -4,7 +4,8 @@
  * process, so fields have fixed sizes and the hot ones sit alone on a cache line.
  *
  * A process's segment (a sparse file: a page takes memory only once written):
- *   struct smx_segment_header   the node's shared values, my receive queue's indices
+ *   struct smx_segment_header   the node's shared values, my receive queue's indices,
+ *                               the names of the processes of other jobs writing to me
  *   struct smx_queue_entry[q]   my receive queue: every local sender may add to it
  *   chunk area                  the buffers of my messages in flight (struct smx_chunk +
  *                               payload), carved as I need them and never given back,
@@ -20,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7834717565ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7835717565ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
@@ -42,8 +43,11 @@ enum smx_kind {
  */
 struct smx_queue_entry {
     uint64_t seq;   /* index + 1 once filled */
-    uint64_t chunk; /* SMX_CHUNK_ID(sender's local rank, offset in its segment) */
+    uint64_t chunk; /* SMX_CHUNK_ID(sender's slot, offset in its segment) */
 };
+/* A sender's slot in a receiver's queue: its local rank if both are of one job; for a
+ * process of another job on the node (MPI_Comm_spawn, connect/accept), the receiver's
+ * num_local + the guest slot it claimed in the receiver's header (guest_name). */
 #define SMX_CHUNK_ID(rank, offset) (((uint64_t) (rank) << 40) | (uint64_t) (offset))
 #define SMX_CHUNK_RANK(id) ((uint32_t) ((id) >> 40))
 #define SMX_CHUNK_OFFSET(id) ((id) & ((UINT64_C(1) << 40) - 1))
@@ -114,6 +118,9 @@ struct smx_ring_offer {
     uint32_t pad;
 };
 
+/* Processes of other jobs that may write to my queue (SMX_CHUNK_ID's slot). */
+#define SMX_GUESTS_MAX 4096
+
 struct smx_segment_header {
     uint64_t magic;
     uint32_t num_local;
@@ -143,6 +150,12 @@ struct smx_segment_header {
     uint8_t pad5[SMX_CACHE_LINE - 8];
     uint64_t queue_tail;
     uint8_t pad6[SMX_CACHE_LINE - 8];
+    /* Processes of other jobs that write to me: each claims the next slot (fetch-and-add
+     * on 'guests') and stores its process name there (opal_process_name_t's 64 bits,
+     * release) before its first message names the slot; I map its segment then. */
+    uint32_t guests;
+    uint8_t pad7[SMX_CACHE_LINE - 4];
+    uint64_t guest_name[SMX_GUESTS_MAX];
 };
 
 /* Payload of SMX_KIND_GET_REQ. */
