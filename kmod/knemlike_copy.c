@@ -2,16 +2,19 @@
 /*
  * knemlike: the copy between a local segment vector and a region.
  *
- * Coherence by construction: the owner's pages are resolved at copy time, in chunks of
- * at most KNEMLIKE_CHUNK_PAGES, from the owner's address space as it is now. A region
- * whose memory was unmapped gives -ESTALE; one whose address was remapped gives the new
- * contents; never the old pages. The owner's mm is kept alive (mmget) only for the
- * duration of the copy, so an owner that exits mid-copy leaves the copier a consistent
- * copy, and one that exited before gives -ESRCH.
+ * Coherence by construction: the owner's pages are resolved at copy time, in steps of at
+ * most KNEMLIKE_CHUNK_PAGES, from the owner's address space as it is now. A region whose
+ * memory was unmapped gives -ESTALE; one whose address was remapped gives the new
+ * contents; never the old pages.
  *
- * The local side goes through copy_to_user / copy_from_user: a bad local address is
- * -EFAULT, never an oops. The owner's mmap lock is dropped before touching local memory,
- * so a process copying from its own region cannot deadlock on it.
+ * Revocation: once DESTROY or close has returned, no copy touches the region's memory.
+ * A step pins the caller's pages first (any fault of the caller's memory, however slow:
+ * userfaultfd, FUSE, swap, happens here, with nothing of the owner's held), and only then,
+ * under the region's revoke semaphore (read), checks that the region is still live, pins
+ * the owner's pages and copies page to page, with no fault possible. Retiring a region
+ * takes that semaphore for writing (knemlike_region.c), so it waits for a step already
+ * copying, which is bounded, and never for a caller's fault. The owner's mm is held
+ * (mmget) only within a step, so a stalled caller keeps no dead owner's memory alive.
  */
 #include <linux/cred.h>
 #include <linux/highmem.h>
@@ -54,129 +57,179 @@ static void knemlike_cursor_advance(struct knemlike_cursor *c, u64 n)
 	}
 }
 
-/* Copy n bytes between kernel address kaddr and the local vector at c. */
-static int knemlike_copy_local(struct knemlike_cursor *c, void *kaddr, size_t n, u32 dir)
-{
-	while (n) {
-		const struct knemlike_segment *s = &c->seg[c->i];
-		size_t step = min_t(u64, n, s->len - c->off);
-		void __user *uaddr = u64_to_user_ptr(s->addr + c->off);
-		unsigned long left;
-
-		if (dir == KNEMLIKE_COPY_FROM_REGION)
-			left = copy_to_user(uaddr, kaddr, step);
-		else
-			left = copy_from_user(kaddr, uaddr, step);
-		if (left)
-			return -EFAULT;
-		kaddr += step;
-		n -= step;
-		knemlike_cursor_advance(c, step);
-	}
-	return 0;
-}
-
-/* Copy len bytes between pinned pages (starting page_off into pages[0]) and the local
- * vector.
+/* Copy len bytes between two runs of pinned pages, each starting at an offset into its
+ * first page. Kernel addresses on both sides: nothing here can fault.
  */
-static int knemlike_copy_pages(struct page **pages, size_t page_off, size_t len,
-			       struct knemlike_cursor *local, u32 dir)
+static void knemlike_copy_pages(struct page **dst, size_t doff, struct page **src,
+				size_t soff, size_t len)
 {
 	while (len) {
-		struct page *page = pages[page_off >> PAGE_SHIFT];
-		size_t in_page = page_off & ~PAGE_MASK;
-		size_t n = min_t(size_t, PAGE_SIZE - in_page, len);
-		void *kaddr = kmap_local_page(page);
-		int err = knemlike_copy_local(local, kaddr + in_page, n, dir);
+		size_t din = doff & ~PAGE_MASK, sin = soff & ~PAGE_MASK;
+		size_t n = min3(len, PAGE_SIZE - din, PAGE_SIZE - sin);
+		struct page *dpage = dst[doff >> PAGE_SHIFT];
+		void *d = kmap_local_page(dpage);
+		void *s = kmap_local_page(src[soff >> PAGE_SHIFT]);
 
-		if (dir == KNEMLIKE_COPY_TO_REGION)
-			flush_dcache_page(page);
-		kunmap_local(kaddr);
-		if (err)
-			return err;
-		page_off += n;
+		memcpy(d + din, s + sin, n);
+		kunmap_local(s);
+		flush_dcache_page(dpage);
+		kunmap_local(d);
+		doff += n;
+		soff += n;
 		len -= n;
 	}
-	return 0;
 }
 
-/* One chunk: pin up to KNEMLIKE_CHUNK_PAGES of the owner's pages at the remote cursor,
- * copy, unpin. Returns the bytes copied or a negative errno.
+/* Whether [start, end) is all inside mappings of mm (its mmap lock held). GUP is never
+ * asked for a page outside one: since 6.5 it warns, with a stack dump, about an address
+ * in a stack's guard gap, and a caller must not be able to write the kernel log.
  */
-static long knemlike_copy_chunk(struct knemlike_region *region, struct page **pages,
-				struct knemlike_cursor *remote, struct knemlike_cursor *local,
-				u64 remaining, u32 dir)
+static bool knemlike_mapped(struct mm_struct *mm, unsigned long start, unsigned long end)
 {
-	struct mm_struct *mm = region->mm;
-	u64 addr = remote->seg[remote->i].addr + remote->off;
-	u64 len = min(remaining, remote->seg[remote->i].len - remote->off);
-	unsigned long first = addr & PAGE_MASK, page_off = addr - first;
-	unsigned long nr_pages = min_t(u64, DIV_ROUND_UP(page_off + len, PAGE_SIZE),
-				       KNEMLIKE_CHUNK_PAGES);
-	unsigned int gup_flags = dir == KNEMLIKE_COPY_TO_REGION ? FOLL_WRITE : 0;
-	long got;
-	int err;
+	while (start < end) {
+		struct vm_area_struct *vma = find_vma(mm, start);
 
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	/* Destroyed or closed meanwhile: the owner has revoked access. Checked under the
-	 * owner's mmap lock, so that whatever it maps after DESTROY returned (munmap and mmap
-	 * take that lock for writing) is never pinned here; a chunk already pinned is still
-	 * copied.
-	 */
-	if (READ_ONCE(region->retired)) {
-		mmap_read_unlock(mm);
-		return -ENOENT;
+		if (!vma || vma->vm_start > start)
+			return false;
+		start = vma->vm_end;
 	}
-	got = knemlike_pin_remote(mm, first, nr_pages, gup_flags, pages);
-	mmap_read_unlock(mm);
-	if (got <= 0)
-		return got == 0 || got == -EFAULT ? -ESTALE : got;
-	knemlike_count_add(pages_pinned, got);
-
-	len = min_t(u64, len, (u64)got * PAGE_SIZE - page_off);
-	err = knemlike_copy_pages(pages, page_off, len, local, dir);
-	unpin_user_pages_dirty_lock(pages, got, dir == KNEMLIKE_COPY_TO_REGION);
-	return err ? err : (long)len;
+	return true;
 }
 
+/* The pages one step works on: the caller's and the owner's. */
+struct knemlike_step {
+	struct page *local[KNEMLIKE_CHUNK_PAGES];
+	struct page *remote[KNEMLIKE_CHUNK_PAGES];
+};
+
+/* At most this many bytes from addr stay within KNEMLIKE_CHUNK_PAGES pages. */
+static u64 knemlike_step_room(u64 addr)
+{
+	return (u64)KNEMLIKE_CHUNK_PAGES * PAGE_SIZE - (addr & ~PAGE_MASK);
+}
+
+/* The owner's side of a step, with the caller's pages pinned: under the revoke
+ * semaphore, so that a region retired meanwhile is never touched. Returns the bytes
+ * copied (at most len) or a negative errno.
+ */
+static long knemlike_step_remote(struct knemlike_region *region, struct knemlike_step *st,
+				 u64 raddr, size_t loff, u64 len, u32 dir)
+{
+	unsigned long first = raddr & PAGE_MASK, roff = raddr - first;
+	unsigned long nr = DIV_ROUND_UP(roff + len, PAGE_SIZE);
+	unsigned int gup_flags = dir == KNEMLIKE_COPY_TO_REGION ? FOLL_WRITE : 0;
+	struct mm_struct *mm = region->mm;
+	long got;
+
+	if (down_read_killable(&region->revoke))
+		return -EINTR;
+	if (READ_ONCE(region->retired)) {
+		got = -ENOENT;
+		goto out_up;
+	}
+	if (!mmget_not_zero(mm)) {
+		got = -ESRCH;
+		goto out_up;
+	}
+	if (mmap_read_lock_killable(mm)) {
+		got = -EINTR;
+		goto out_mmput;
+	}
+	if (knemlike_mapped(mm, first, first + nr * PAGE_SIZE))
+		got = knemlike_pin_remote(mm, first, nr, gup_flags, st->remote);
+	else
+		got = -EFAULT;
+	mmap_read_unlock(mm);
+	if (got <= 0) {
+		got = got == 0 || got == -EFAULT ? -ESTALE : got;
+		goto out_mmput;
+	}
+	knemlike_count_add(pages_pinned, got);
+	len = min_t(u64, len, (u64)got * PAGE_SIZE - roff);
+	if (dir == KNEMLIKE_COPY_FROM_REGION)
+		knemlike_copy_pages(st->local, loff, st->remote, roff, len);
+	else
+		knemlike_copy_pages(st->remote, roff, st->local, loff, len);
+	unpin_user_pages_dirty_lock(st->remote, got, dir == KNEMLIKE_COPY_TO_REGION);
+	got = len;
+out_mmput:
+	mmput(mm);
+out_up:
+	up_read(&region->revoke);
+	return got;
+}
+
+/* One step: the longest run that stays within one segment on each side and within
+ * KNEMLIKE_CHUNK_PAGES pages on each side. Returns the bytes copied or a negative errno.
+ */
+static long knemlike_step(struct knemlike_region *region, struct knemlike_step *st,
+			  struct knemlike_cursor *remote, struct knemlike_cursor *local,
+			  u64 remaining, u32 dir)
+{
+	const struct knemlike_segment *rs = &remote->seg[remote->i], *ls = &local->seg[local->i];
+	u64 raddr = rs->addr + remote->off, laddr = ls->addr + local->off;
+	u64 len = min3(remaining, rs->len - remote->off, ls->len - local->off);
+	unsigned long lfirst = laddr & PAGE_MASK, loff = laddr - lfirst;
+	unsigned long nr;
+	long got, done;
+	bool mapped;
+
+	len = min3(len, knemlike_step_room(raddr), knemlike_step_room(laddr));
+	nr = DIV_ROUND_UP(loff + len, PAGE_SIZE);
+	if (mmap_read_lock_killable(current->mm))
+		return -EINTR;
+	mapped = knemlike_mapped(current->mm, lfirst, lfirst + nr * PAGE_SIZE);
+	mmap_read_unlock(current->mm);
+	if (!mapped)
+		return -EFAULT;
+	/* The caller's pages, written when copying from the region: any fault is taken now. */
+	got = pin_user_pages_fast(lfirst, nr, dir == KNEMLIKE_COPY_FROM_REGION ? FOLL_WRITE : 0,
+				  st->local);
+	if (got <= 0)
+		return got ? got : -EFAULT;
+	len = min_t(u64, len, (u64)got * PAGE_SIZE - loff);
+	done = knemlike_step_remote(region, st, raddr, loff, len, dir);
+	unpin_user_pages_dirty_lock(st->local, got, dir == KNEMLIKE_COPY_FROM_REGION);
+	return done;
+}
+
+/* Copy total bytes; *moved says how many did, in order (all of them, or fewer with
+ * -EINTR: a signal is pending, the caller resumes from there).
+ */
 static int knemlike_copy_between(struct knemlike_region *region, u64 offset,
-				 struct knemlike_cursor *local, u64 total, u32 dir)
+				 struct knemlike_cursor *local, u64 total, u32 dir, u64 *moved)
 {
 	struct knemlike_cursor remote = {
 		.seg = region->segments, .nr = region->nr_segments,
 	};
-	struct page **pages;
+	struct knemlike_step *st;
 	int err = 0;
 
-	if (!mmget_not_zero(region->mm))
-		return -ESRCH;
-	pages = kmalloc_array(KNEMLIKE_CHUNK_PAGES, sizeof(*pages), GFP_KERNEL);
-	if (!pages) {
-		err = -ENOMEM;
-		goto out_mmput;
-	}
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	*moved = 0;
 	knemlike_cursor_advance(&remote, offset);
 	knemlike_cursor_skip_empty(local);
 	while (total) {
 		long done;
 
-		if (fatal_signal_pending(current)) {
+		if (signal_pending(current)) {
 			err = -EINTR;
 			break;
 		}
-		done = knemlike_copy_chunk(region, pages, &remote, local, total, dir);
+		done = knemlike_step(region, st, &remote, local, total, dir);
 		if (done < 0) {
 			err = done;
 			break;
 		}
 		knemlike_cursor_advance(&remote, done);
+		knemlike_cursor_advance(local, done);
 		total -= done;
+		*moved += done;
 		cond_resched();
 	}
-	kfree(pages);
-out_mmput:
-	mmput(region->mm);
+	kfree(st);
 	return err;
 }
 
@@ -205,9 +258,13 @@ static int knemlike_check_access(const struct knemlike_region *region, u32 dir)
 	return 0;
 }
 
+/* Copy total bytes (the caller's whole vector), at most KNEMLIKE_MAX_COPY_BYTES of them;
+ * req->bytes says how many moved (also with -EINTR).
+ */
 static int knemlike_copy_region(struct knemlike_copy *req, struct knemlike_cursor *local,
 				u64 total)
 {
+	u64 now = min_t(u64, total, KNEMLIKE_MAX_COPY_BYTES);
 	struct knemlike_region *region;
 	bool single_use;
 	u64 end;
@@ -224,17 +281,19 @@ static int knemlike_copy_region(struct knemlike_copy *req, struct knemlike_curso
 		goto out_put;
 	}
 	/* A single-use region serves one copy at a time and is gone after the first that
-	 * succeeds; a failed one leaves it to the next.
+	 * succeeds in full; a failed or short one leaves it to the next.
 	 */
 	single_use = region->flags & KNEMLIKE_FLAG_SINGLE_USE;
 	if (single_use && atomic_cmpxchg(&region->used, 0, 1)) {
 		err = -ENOENT;	/* another copy has it */
 		goto out_put;
 	}
-	if (total)
-		err = knemlike_copy_between(region, req->offset, local, total, req->direction);
+	req->bytes = 0;
+	if (now)
+		err = knemlike_copy_between(region, req->offset, local, now, req->direction,
+					    &req->bytes);
 	if (single_use) {
-		if (err)
+		if (err || req->bytes < total)
 			atomic_set(&region->used, 0);
 		else
 			knemlike_region_unlink(region);
@@ -273,10 +332,9 @@ int knemlike_copy(struct knemlike_copy *req)
 	local.seg = segs;
 	local.nr = req->nr_local_segments;
 	err = knemlike_copy_region(req, &local, total);
-	if (!err) {
-		req->bytes = total;
+	if (!err || err == -EINTR) {
 		knemlike_count(copies);
-		knemlike_count_add(bytes_copied, total);
+		knemlike_count_add(bytes_copied, req->bytes);
 	}
 out_free:
 	kvfree(segs);

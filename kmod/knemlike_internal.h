@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/uidgid.h>
 #include <linux/knemlike.h>
@@ -68,7 +69,8 @@ struct knemlike_region {
 	u32 prot;			/* KNEMLIKE_PROT_* */
 	u32 flags;			/* KNEMLIKE_FLAG_* */
 	atomic_t used;			/* single-use regions: claimed by a copy */
-	bool retired;			/* out of the index: copies still running stop */
+	bool retired;			/* out of the index: copies stop before their next step */
+	struct rw_semaphore revoke;	/* read: a copy step; write: retiring (knemlike_copy.c) */
 	kuid_t owner_uid;		/* effective uid of the creator */
 	struct mm_struct *mm;		/* owner's address space (mmgrab'd) */
 	struct knemlike_file *file;	/* the open file it belongs to (referenced) */

@@ -153,10 +153,10 @@ static long knemlike_ioctl_copy(void __user *uarg)
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	err = knemlike_copy(&req);
-	if (err)
+	if (err && err != -EINTR)
 		return err;
-	/* The data has moved; only the report of it can fail now. */
-	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
+	/* The data has moved (EINTR: some of it); only the report of it can fail now. */
+	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : err;
 }
 
 static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -99,8 +99,13 @@ struct knemlike_region *knemlike_region_get(u64 cookie)
  */
 static void knemlike_region_retire(struct knemlike_region *region)
 {
-	/* A copy already past the lookup checks this before each chunk it moves. */
+	/* A copy already past the lookup checks this before each step it takes; one in the
+	 * middle of a step (pages pinned, copying) is waited for, so that nothing touches the
+	 * region's memory once this returns. A step never waits on the caller's memory.
+	 */
+	down_write(&region->revoke);
 	WRITE_ONCE(region->retired, true);
+	up_write(&region->revoke);
 	xa_erase(&knemlike_regions, region->index);
 	knemlike_region_put(region);
 }
@@ -176,6 +181,7 @@ static struct knemlike_region *knemlike_region_alloc(const struct knemlike_creat
 		goto out_free;
 	}
 	kref_init(&region->ref);
+	init_rwsem(&region->revoke);
 	INIT_LIST_HEAD(&region->file_link);
 	region->len = len;
 	region->nr_segments = req->nr_segments;
@@ -262,18 +268,25 @@ out_unlock:
 	return err;
 }
 
-/* Only the open file that created a region destroys it; to others it does not exist. */
+/* Only the open file that created a region destroys it (to others it does not exist),
+ * and only in a process of the creator's effective uid: a descriptor inherited by, or
+ * passed to, another user's process does not give it the owner's rights (EPERM).
+ */
 int knemlike_region_destroy(struct knemlike_file *kf, u64 cookie)
 {
 	struct knemlike_region *region = knemlike_region_get(cookie);
-	bool unlinked = false;
+	int err = -ENOENT;
 
 	if (!region)
 		return -ENOENT;
-	if (region->file == kf)
-		unlinked = knemlike_region_unlink(region);
+	if (region->file == kf) {
+		if (!uid_eq(current_euid(), region->owner_uid))
+			err = -EPERM;
+		else if (knemlike_region_unlink(region))
+			err = 0;
+	}
 	knemlike_region_put(region);
-	return unlinked ? 0 : -ENOENT;
+	return err;
 }
 
 /* The file is being closed: unlink every region still on its list. A copy in progress

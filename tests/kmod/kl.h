@@ -132,6 +132,28 @@ static inline int kl_copy1(int fd, uint64_t cookie, uint64_t offset, void *addr,
     return kl_copy(fd, cookie, offset, &s, 1, dir, NULL);
 }
 
+/* A copy run in a thread of its own (kl_copier_run as its start routine), from or to one
+ * local buffer: its result, its count, and whether it has ended. */
+struct kl_copier {
+    int fd;
+    uint64_t cookie, offset;
+    void *local;
+    size_t len;
+    uint32_t dir;
+    int rc;
+    uint64_t bytes;
+    volatile int done;
+};
+
+static inline void *kl_copier_run(void *arg)
+{
+    struct kl_copier *c = (struct kl_copier *) arg;
+    struct knemlike_segment s = {(uintptr_t) c->local, c->len};
+    c->rc = kl_copy(c->fd, c->cookie, c->offset, &s, 1, c->dir, &c->bytes);
+    c->done = 1;
+    return NULL;
+}
+
 /* The number in a sysfs file, or -1. */
 static inline long long kl_read_number(const char *dir, const char *name)
 {

@@ -113,22 +113,6 @@ static void test_other_process(void)
     close(fd);
 }
 
-/* A copy of many chunks runs in a thread while the owner destroys the region. */
-struct racing_copy {
-    int fd;
-    uint64_t cookie;
-    uint8_t *dst;
-    size_t len;
-    int rc;
-};
-
-static void *racing_copy_run(void *arg)
-{
-    struct racing_copy *r = arg;
-    r->rc = kl_copy1(r->fd, r->cookie, 0, r->dst, r->len, KNEMLIKE_COPY_FROM_REGION);
-    return NULL;
-}
-
 /* The copy fills dst in order with 0x5a: how many bytes have arrived (a binary search
  * for the end of that prefix, read while the kernel may still be writing). */
 static size_t arrived(const volatile uint8_t *dst, size_t len)
@@ -160,10 +144,11 @@ static void test_destroy_stops_a_running_copy(int fd)
         }
         memset(src, 0x5a, len);
         memset(dst, 0, len); /* resident: the copy's time is the copy's */
-        struct racing_copy r = {.fd = fd, .dst = dst, .len = len, .rc = -1};
+        struct kl_copier r = {.fd = fd, .local = dst, .len = len,
+                              .dir = KNEMLIKE_COPY_FROM_REGION, .rc = -1};
         CHECK_ERR(kl_create1(fd, src, len, KNEMLIKE_PROT_READ, 0, &r.cookie), 0, "create");
         pthread_t t;
-        CHECK(0 == pthread_create(&t, NULL, racing_copy_run, &r), "pthread_create");
+        CHECK(0 == pthread_create(&t, NULL, kl_copier_run, &r), "pthread_create");
         usleep(20000);
         CHECK_ERR(kl_destroy(fd, r.cookie), 0, "destroy during the copy");
         size_t at_destroy = arrived(dst, len);

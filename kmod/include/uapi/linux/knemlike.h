@@ -18,18 +18,25 @@
  *   ENOENT  no such region: unknown cookie, destroyed, closed, used up (single-use),
  *           or created through another open file (DESTROY); a copy under way when its
  *           region is destroyed or closed stops with it (part of the data moved)
- *   EPERM   the region belongs to another user and was not created KNEMLIKE_FLAG_ANY_USER
+ *   EPERM   the region belongs to another user and was not created KNEMLIKE_FLAG_ANY_USER;
+ *           DESTROY by a process of another effective uid than the region's creator,
+ *           even through the creator's own open file (inherited or passed)
  *   EACCES  the region's protection forbids this direction
  *   ERANGE  offset + length runs past the end of the region
  *   EFAULT  a local address (segment vector or data) is not accessible
  *   ESTALE  the owner no longer has memory mapped where the region says, or its
  *           mapping there no longer allows this access (read-only, PROT_NONE)
  *   ESRCH   the owner's address space is gone (the owner exited)
- *   EINTR   a fatal signal arrived during the copy
+ *   EINTR   a signal arrived during the copy; knemlike_copy.bytes says how many bytes
+ *           moved, in order from the start: the caller resumes with offset + bytes and
+ *           its local vector advanced by bytes (KNEMLIKE_IOC_COPY is not restarted by
+ *           SA_RESTART)
  *   ENOMEM  the kernel (or the caller's memory cgroup) is out of memory
  *   ENOTTY  unknown ioctl command (including a known one with the wrong size)
  *
- * A copy that fails part way may have moved some of the data; it reports no count.
+ * A copy that fails part way with another error may have moved some of the data; it
+ * reports no count. A copy that succeeds may be short, as read() may: it moves at most
+ * KNEMLIKE_MAX_COPY_BYTES per call, and knemlike_copy.bytes says how much.
  */
 #ifndef _UAPI_LINUX_KNEMLIKE_H
 #define _UAPI_LINUX_KNEMLIKE_H
@@ -37,8 +44,11 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define KNEMLIKE_ABI_VERSION	1
+#define KNEMLIKE_ABI_VERSION	2	/* 2: EINTR on any signal, short copies, DESTROY by euid */
 #define KNEMLIKE_DEVICE_NAME	"knemlike"
+
+/* The most one KNEMLIKE_IOC_COPY moves (read() and write() stop at the same). */
+#define KNEMLIKE_MAX_COPY_BYTES	0x7ffff000ULL
 
 /* One piece of memory: user-space address and length in bytes. */
 struct knemlike_segment {
@@ -99,7 +109,7 @@ struct knemlike_copy {
 	__u32 direction;	/* in: KNEMLIKE_COPY_* */
 	__u32 flags;		/* in: zero */
 	__u32 reserved;		/* in: zero */
-	__u64 bytes;		/* out: bytes copied (the sum of the local lengths) */
+	__u64 bytes;		/* out: bytes copied (less than asked: see above) */
 };
 
 #define KNEMLIKE_IOC_MAGIC	0xB7

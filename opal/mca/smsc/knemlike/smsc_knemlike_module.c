@@ -95,7 +95,23 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
         /* what the kernel will read here, checked as valgrind checks a write() */
         SMSC_KNEMLIKE_CHECK_DEFINED(local_address, size);
     }
-    if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_COPY, &req)) {
+    /* The module moves at most KNEMLIKE_MAX_COPY_BYTES a call, and stops early for a
+     * signal (EINTR, with what it moved): go on from there. */
+    for (size_t done = 0;; seg.addr += req.bytes, req.offset += req.bytes) {
+        seg.len = size - done;
+        req.bytes = 0;
+        int rc = ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_COPY, &req);
+        if ((0 == rc || EINTR == errno) && req.bytes <= seg.len) {
+            done += req.bytes;
+            if (done == size) {
+                break;
+            }
+            if (0 == rc && 0 == req.bytes) {
+                errno = EIO; /* no progress and no error: never loop for ever */
+            } else {
+                continue;
+            }
+        }
         int err = errno;
         opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
                             "smsc:knemlike: copy of %zu bytes %s peer %s failed: %s", size,
