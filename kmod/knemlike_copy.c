@@ -28,7 +28,7 @@
 #include "knemlike_compat.h"
 #include "knemlike_internal.h"
 
-#define KNEMLIKE_CHUNK_PAGES	32
+#define KNEMLIKE_CHUNK_PAGES	128
 
 /* A position in a segment vector. */
 struct knemlike_cursor {
