@@ -60,7 +60,7 @@ static void knemlike_cursor_advance(struct knemlike_cursor *c, u64 n)
 /* Copy len bytes between two runs of pinned pages, each starting at an offset into its
  * first page. Kernel addresses on both sides: nothing here can fault.
  */
-static void knemlike_copy_pages(struct page **dst, size_t doff, struct page **src,
+void knemlike_copy_pages(struct page **dst, size_t doff, struct page **src,
 				size_t soff, size_t len)
 {
 	while (len) {
@@ -84,7 +84,7 @@ static void knemlike_copy_pages(struct page **dst, size_t doff, struct page **sr
  * asked for a page outside one: since 6.5 it warns, with a stack dump, about an address
  * in a stack's guard gap, and a caller must not be able to write the kernel log.
  */
-static bool knemlike_mapped(struct mm_struct *mm, unsigned long start, unsigned long end)
+bool knemlike_mapped(struct mm_struct *mm, unsigned long start, unsigned long end)
 {
 	while (start < end) {
 		struct vm_area_struct *vma = find_vma(mm, start);
@@ -113,7 +113,7 @@ static u64 knemlike_step_room(u64 addr)
  * copied (at most len) or a negative errno.
  */
 static long knemlike_step_remote(struct knemlike_region *region, struct knemlike_step *st,
-				 u64 raddr, size_t loff, u64 len, u32 dir)
+				 u32 seg, u64 raddr, size_t loff, u64 len, u32 dir)
 {
 	unsigned long first = raddr & PAGE_MASK, roff = raddr - first;
 	unsigned long nr = DIV_ROUND_UP(roff + len, PAGE_SIZE);
@@ -126,6 +126,11 @@ static long knemlike_step_remote(struct knemlike_region *region, struct knemlike
 	if (READ_ONCE(region->retired)) {
 		got = -ENOENT;
 		goto out_up;
+	}
+	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES) {
+		got = knemlike_held_copy(region, seg, raddr, st->local, loff, len, dir);
+		if (got != -EAGAIN)
+			goto out_up;
 	}
 	if (!mmget_not_zero(mm)) {
 		got = -ESRCH;
@@ -175,6 +180,12 @@ static long knemlike_step(struct knemlike_region *region, struct knemlike_step *
 	bool mapped;
 
 	len = min3(len, knemlike_step_room(raddr), knemlike_step_room(laddr));
+	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES) {
+		/* The owner's pages held: the caller's memory needs no pin either. */
+		done = knemlike_held_step(region, remote->i, raddr, laddr, len, dir);
+		if (done != -EAGAIN)
+			return done;
+	}
 	nr = DIV_ROUND_UP(loff + len, PAGE_SIZE);
 	if (mmap_read_lock_killable(current->mm))
 		return -EINTR;
@@ -188,7 +199,7 @@ static long knemlike_step(struct knemlike_region *region, struct knemlike_step *
 	if (got <= 0)
 		return got ? got : -EFAULT;
 	len = min_t(u64, len, (u64)got * PAGE_SIZE - loff);
-	done = knemlike_step_remote(region, st, raddr, loff, len, dir);
+	done = knemlike_step_remote(region, st, remote->i, raddr, loff, len, dir);
 	unpin_user_pages_dirty_lock(st->local, got, dir == KNEMLIKE_COPY_FROM_REGION);
 	return done;
 }
@@ -209,6 +220,16 @@ static int knemlike_copy_between(struct knemlike_region *region, u64 offset,
 	if (!st)
 		return -ENOMEM;
 	*moved = 0;
+	/* Pages a change of the owner's mapping dropped are taken again, once per copy. */
+	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES) {
+		if (down_read_killable(&region->revoke)) {
+			err = -EINTR;
+			goto out_free;
+		}
+		if (!READ_ONCE(region->retired))
+			knemlike_held_refresh(region);
+		up_read(&region->revoke);
+	}
 	knemlike_cursor_advance(&remote, offset);
 	knemlike_cursor_skip_empty(local);
 	while (total) {
@@ -229,6 +250,7 @@ static int knemlike_copy_between(struct knemlike_region *region, u64 offset,
 		*moved += done;
 		cond_resched();
 	}
+out_free:
 	kfree(st);
 	return err;
 }

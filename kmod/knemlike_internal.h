@@ -11,6 +11,8 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/uidgid.h>
@@ -24,6 +26,7 @@
 extern unsigned int knemlike_max_segments;
 extern unsigned int knemlike_max_regions_per_file;
 extern unsigned int knemlike_max_region_mb;
+extern unsigned int knemlike_max_user_kb;
 
 /* debug_slab: poison, red-zone and check the module's objects (knemlike_main.c). */
 extern bool knemlike_debug_slab;
@@ -34,6 +37,7 @@ extern bool knemlike_debug_slab;
 #define KNEMLIKE_INDEX_BITS		24		/* of a cookie: the region's index */
 #define KNEMLIKE_HARD_MAX_REGIONS	((1U << KNEMLIKE_INDEX_BITS) - 1)
 #define KNEMLIKE_HARD_MAX_REGION_MB	(1U << 27)	/* 128 TiB: all of x86-64 user space */
+#define KNEMLIKE_HARD_MAX_USER_KB	(1U << 30)	/* 1 TiB of kernel memory per user */
 
 /*
  * One open file of /dev/knemlike: the regions created through it.
@@ -52,8 +56,9 @@ struct knemlike_file {
 void knemlike_file_put(struct knemlike_file *kf);
 
 /*
- * A region: a vector of the owner's virtual memory. No page is pinned while it lives;
- * a copy resolves the owner's pages at that moment (knemlike_copy.c).
+ * A region: a vector of the owner's virtual memory. Unless it holds its pages
+ * (KNEMLIKE_FLAG_HOLD_PAGES, knemlike_held.c), no page is pinned while it lives: a copy
+ * resolves the owner's pages at that moment (knemlike_copy.c).
  *
  * A region is *linked* while it is on its file's list and in the index, from creation
  * until destroy, close, or the first successful copy of a single-use region unlinks it
@@ -78,6 +83,13 @@ struct knemlike_region {
 	u64 len;			/* sum of the segment lengths */
 	u32 nr_segments;
 	struct knemlike_segment *segments;	/* the owner's vector, as created */
+	/* KNEMLIKE_FLAG_HOLD_PAGES: the pages held between copies (knemlike_held.c); valid
+	 * from creation until retired, so read it only under revoke with retired false.
+	 */
+	struct knemlike_held *held;
+	struct knemlike_user *user;	/* charged: user_cost bytes against max_user_kb */
+	unsigned long user_cost;
+	struct rcu_head rcu;		/* freed after a grace period: lookups take no lock */
 };
 
 /* knemlike_region.c */
@@ -92,29 +104,49 @@ bool knemlike_region_unlink(struct knemlike_region *region);
 
 /* knemlike_copy.c */
 int knemlike_copy(struct knemlike_copy *req);
+void knemlike_copy_pages(struct page **dst, size_t doff, struct page **src, size_t soff,
+			 size_t len);
+bool knemlike_mapped(struct mm_struct *mm, unsigned long start, unsigned long end);
 
-/* knemlike_stats.c: counters an administrator reads in sysfs. */
+/* knemlike_held.c */
+int knemlike_held_create(struct knemlike_region *region);
+void knemlike_held_destroy(struct knemlike_region *region);
+void knemlike_held_refresh(struct knemlike_region *region);
+long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
+			struct page **local, size_t loff, u64 len, u32 dir);
+long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
+			u64 len, u32 dir);
+void knemlike_held_exit(void);
+
+/* knemlike_stats.c: counters an administrator reads in sysfs. Per CPU, so that copies
+ * on different CPUs never write the same cache line; sysfs shows the sum. Gauges
+ * (regions_live, held_pages) go up on one CPU and down on another: only their sum means
+ * anything.
+ */
 struct knemlike_stats {
-	atomic64_t regions_live;
-	atomic64_t regions_created;
-	atomic64_t regions_destroyed;
-	atomic64_t copies;
-	atomic64_t bytes_copied;
-	atomic64_t pages_pinned;
-	atomic64_t refused_bad_request;
-	atomic64_t refused_limit;
-	atomic64_t refused_no_region;
-	atomic64_t refused_permission;
-	atomic64_t refused_bounds;
-	atomic64_t refused_stale;
-	atomic64_t refused_owner_gone;
+	s64 regions_live;
+	s64 regions_created;
+	s64 regions_destroyed;
+	s64 copies;
+	s64 bytes_copied;
+	s64 pages_pinned;
+	s64 held_pages;		/* pinned now by regions that hold their pages */
+	s64 held_takes;		/* times a region took all its pages */
+	s64 held_drops;		/* times a change of the owner's mapping dropped them */
+	s64 refused_bad_request;
+	s64 refused_limit;
+	s64 refused_no_region;
+	s64 refused_permission;
+	s64 refused_bounds;
+	s64 refused_stale;
+	s64 refused_owner_gone;
 };
 
-extern struct knemlike_stats knemlike_stats;
+DECLARE_PER_CPU(struct knemlike_stats, knemlike_stats);
 extern const struct attribute_group *knemlike_attr_groups[];
 
-#define knemlike_count(counter)		atomic64_inc(&knemlike_stats.counter)
-#define knemlike_count_add(counter, n)	atomic64_add((n), &knemlike_stats.counter)
+#define knemlike_count_add(counter, n)	this_cpu_add(knemlike_stats.counter, (n))
+#define knemlike_count(counter)		knemlike_count_add(counter, 1)
 
 /* Count a refusal by its errno and pass the errno on. */
 int knemlike_refuse(int err);

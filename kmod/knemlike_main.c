@@ -6,6 +6,7 @@
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -22,6 +23,7 @@
 unsigned int knemlike_max_segments = 4096;
 unsigned int knemlike_max_regions_per_file = 65536;
 unsigned int knemlike_max_region_mb = 65536;
+unsigned int knemlike_max_user_kb;	/* 0 until init: 1/32 of RAM unless given */
 
 static int knemlike_set_max_segments(const char *val, const struct kernel_param *kp)
 {
@@ -37,6 +39,16 @@ static int knemlike_set_max_region_mb(const char *val, const struct kernel_param
 {
 	return param_set_uint_minmax(val, kp, 1, KNEMLIKE_HARD_MAX_REGION_MB);
 }
+
+static int knemlike_set_max_user_kb(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KNEMLIKE_HARD_MAX_USER_KB);
+}
+
+static const struct kernel_param_ops knemlike_max_user_kb_ops = {
+	.set = knemlike_set_max_user_kb,
+	.get = param_get_uint,
+};
 
 static const struct kernel_param_ops knemlike_max_segments_ops = {
 	.set = knemlike_set_max_segments,
@@ -62,6 +74,9 @@ MODULE_PARM_DESC(max_regions_per_file,
 		 "Most live regions per open file of the device (default 65536, at most 16777215)");
 module_param_cb(max_region_mb, &knemlike_max_region_mb_ops, &knemlike_max_region_mb, 0644);
 MODULE_PARM_DESC(max_region_mb, "Largest region, in MiB (default 65536, at most 134217728)");
+module_param_cb(max_user_kb, &knemlike_max_user_kb_ops, &knemlike_max_user_kb, 0644);
+MODULE_PARM_DESC(max_user_kb,
+		 "Most kernel memory, in KiB, the regions of one user may take (default 1/32 of RAM)");
 
 bool knemlike_debug_slab;
 module_param_named(debug_slab, knemlike_debug_slab, bool, 0444);
@@ -109,7 +124,8 @@ static long knemlike_ioctl_get_info(void __user *uarg)
 {
 	struct knemlike_info info = {
 		.abi_version = KNEMLIKE_ABI_VERSION,
-		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING,
+		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING |
+			    (IS_ENABLED(CONFIG_MMU_NOTIFIER) ? KNEMLIKE_FEATURE_HOLD_PAGES : 0),
 		.max_segments = READ_ONCE(knemlike_max_segments),
 		.max_regions_per_file = READ_ONCE(knemlike_max_regions_per_file),
 		.max_region_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20,
@@ -217,6 +233,10 @@ static int __init knemlike_init(void)
 	BUILD_BUG_ON(sizeof(struct knemlike_destroy) != 8);
 	BUILD_BUG_ON(sizeof(struct knemlike_copy) != 48);
 
+	if (!knemlike_max_user_kb)	/* not given at load: 1/32 of RAM, at least 1 MiB */
+		knemlike_max_user_kb = clamp_t(unsigned long,
+					       totalram_pages() >> (5 + 10 - PAGE_SHIFT),
+					       1024, KNEMLIKE_HARD_MAX_USER_KB);
 	if (knemlike_debug_slab)
 		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
 	knemlike_file_cache = kmem_cache_create("knemlike_file", sizeof(struct knemlike_file),
@@ -243,6 +263,7 @@ out_file_cache:
 static void __exit knemlike_exit(void)
 {
 	misc_deregister(&knemlike_misc);
+	knemlike_held_exit();
 	knemlike_regions_exit();
 	kmem_cache_destroy(knemlike_file_cache);
 }

@@ -22,6 +22,17 @@
 /* Linked regions by index (index 0 is never used: no cookie is 0). */
 static DEFINE_XARRAY_ALLOC1(knemlike_regions);
 
+/*
+ * Per-user accounting of what regions cost the kernel, against max_user_kb (like epoll's
+ * max_user_watches): one entry per effective uid that ever created a region, kept until
+ * the module goes (a few bytes each, and only setuid makes new uids).
+ */
+struct knemlike_user {
+	atomic_long_t bytes;
+};
+
+static DEFINE_XARRAY(knemlike_users);
+
 /* Regions come from a cache of their own: charged to the creator's memory cgroup, and
  * with debug_slab, poisoned when freed so that a use after free shows in the kernel log.
  */
@@ -43,9 +54,74 @@ void knemlike_regions_exit(void)
 	/* Every file is closed before the module can go, and closing empties the index.
 	 * A region still allocated here would be reported by kmem_cache_destroy().
 	 */
+	struct knemlike_user *user;
+	unsigned long key;
+
 	WARN_ON(!xa_empty(&knemlike_regions));
 	xa_destroy(&knemlike_regions);
+	rcu_barrier();	/* regions freed by call_rcu() */
+	xa_for_each(&knemlike_users, key, user) {
+		WARN_ON(atomic_long_read(&user->bytes));
+		kfree(user);
+	}
+	xa_destroy(&knemlike_users);
 	kmem_cache_destroy(knemlike_region_cache);
+}
+
+static struct knemlike_user *knemlike_user_get(kuid_t uid)
+{
+	unsigned long key = from_kuid(&init_user_ns, uid);
+	struct knemlike_user *user = xa_load(&knemlike_users, key), *old;
+
+	if (user)
+		return user;
+	user = kzalloc(sizeof(*user), GFP_KERNEL);
+	if (!user)
+		return NULL;
+	old = xa_cmpxchg(&knemlike_users, key, NULL, user, GFP_KERNEL);
+	if (old) {
+		kfree(user);
+		return xa_is_err(old) ? NULL : old;
+	}
+	return user;
+}
+
+/* An upper bound of the kernel memory a region takes: its structure, its segment vector
+ * and, when it holds its pages, their array and the segments' page offsets.
+ */
+static unsigned long knemlike_region_cost(const struct knemlike_region *region)
+{
+	unsigned long cost = sizeof(*region) + region->nr_segments * sizeof(*region->segments);
+
+	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES)
+		cost += (region->nr_segments + 1) * sizeof(u64) + 128 +
+			(region->len / PAGE_SIZE + 2 * region->nr_segments) * sizeof(void *);
+	return cost;
+}
+
+/* Charge the region to its creator's uid; -ENOSPC over max_user_kb. */
+static int knemlike_user_charge(struct knemlike_region *region)
+{
+	unsigned long limit = (unsigned long)READ_ONCE(knemlike_max_user_kb) << 10;
+	struct knemlike_user *user = knemlike_user_get(region->owner_uid);
+	unsigned long cost = knemlike_region_cost(region);
+
+	if (!user)
+		return -ENOMEM;
+	if (atomic_long_add_return(cost, &user->bytes) > limit) {
+		atomic_long_sub(cost, &user->bytes);
+		return -ENOSPC;
+	}
+	region->user = user;
+	region->user_cost = cost;
+	return 0;
+}
+
+static void knemlike_user_uncharge(struct knemlike_region *region)
+{
+	if (region->user)
+		atomic_long_sub(region->user_cost, &region->user->bytes);
+	region->user = NULL;
 }
 
 static void knemlike_region_free_memory(struct knemlike_region *region)
@@ -65,14 +141,21 @@ static u64 knemlike_make_cookie(u32 index)
 	return secret << KNEMLIKE_INDEX_BITS | index;
 }
 
+static void knemlike_region_free_rcu(struct rcu_head *rcu)
+{
+	knemlike_region_free_memory(container_of(rcu, struct knemlike_region, rcu));
+}
+
 static void knemlike_region_free(struct kref *ref)
 {
 	struct knemlike_region *region = container_of(ref, struct knemlike_region, ref);
 
 	mmdrop(region->mm);
 	knemlike_file_put(region->file);
-	knemlike_region_free_memory(region);
-	atomic64_dec(&knemlike_stats.regions_live);
+	knemlike_user_uncharge(region);
+	/* A lookup may still be reading it (knemlike_region_get): free it after them. */
+	call_rcu(&region->rcu, knemlike_region_free_rcu);
+	knemlike_count_add(regions_live, -1);
 	knemlike_count(regions_destroyed);
 }
 
@@ -81,16 +164,19 @@ void knemlike_region_put(struct knemlike_region *region)
 	kref_put(&region->ref, knemlike_region_free);
 }
 
-/* The linked region named by cookie, with a reference for the caller, or NULL. */
+/* The linked region named by cookie, with a reference for the caller, or NULL. No lock:
+ * regions are freed after an RCU grace period, so one found here stays readable until
+ * rcu_read_unlock(), and one whose last reference is gone is not taken.
+ */
 struct knemlike_region *knemlike_region_get(u64 cookie)
 {
 	struct knemlike_region *region;
 
-	xa_lock(&knemlike_regions);
+	rcu_read_lock();
 	region = xa_load(&knemlike_regions, cookie & KNEMLIKE_INDEX_MASK);
-	if (region && (region->cookie != cookie || !kref_get_unless_zero(&region->ref)))
+	if (region && (READ_ONCE(region->cookie) != cookie || !kref_get_unless_zero(&region->ref)))
 		region = NULL;
-	xa_unlock(&knemlike_regions);
+	rcu_read_unlock();
 	return region;
 }
 
@@ -106,6 +192,8 @@ static void knemlike_region_retire(struct knemlike_region *region)
 	down_write(&region->revoke);
 	WRITE_ONCE(region->retired, true);
 	up_write(&region->revoke);
+	/* No copy reads region->held any more: its pages go back now, not at the last put. */
+	knemlike_held_destroy(region);
 	xa_erase(&knemlike_regions, region->index);
 	knemlike_region_put(region);
 }
@@ -200,7 +288,8 @@ out_free:
 static int knemlike_check_create(const struct knemlike_create *req)
 {
 	const u32 prot_all = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE;
-	const u32 flags_all = KNEMLIKE_FLAG_SINGLE_USE | KNEMLIKE_FLAG_ANY_USER;
+	const u32 flags_all = KNEMLIKE_FLAG_SINGLE_USE | KNEMLIKE_FLAG_ANY_USER |
+			      KNEMLIKE_FLAG_HOLD_PAGES;
 
 	if (req->reserved || (req->flags & ~flags_all) || !req->prot || (req->prot & ~prot_all))
 		return -EINVAL;
@@ -221,8 +310,8 @@ static int knemlike_region_publish(struct knemlike_region *region)
 	xa_lock(&knemlike_regions);
 	err = __xa_alloc(&knemlike_regions, &region->index, region,
 			 XA_LIMIT(1, KNEMLIKE_HARD_MAX_REGIONS), GFP_KERNEL_ACCOUNT);
-	if (!err)
-		region->cookie = knemlike_make_cookie(region->index);
+	if (!err)	/* a lookup meanwhile reads 0, which no cookie is, and finds nothing */
+		WRITE_ONCE(region->cookie, knemlike_make_cookie(region->index));
 	xa_unlock(&knemlike_regions);
 	return err == -EBUSY ? -EMFILE : err;	/* -EBUSY: every index is taken */
 }
@@ -238,6 +327,15 @@ int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req
 	region = knemlike_region_alloc(req);
 	if (IS_ERR(region))
 		return PTR_ERR(region);
+	err = knemlike_user_charge(region);
+	if (err)
+		goto out_free;
+	if (req->flags & KNEMLIKE_FLAG_HOLD_PAGES) {
+		/* Pinned here, in the owner's own context: its faults are its own. */
+		err = knemlike_held_create(region);
+		if (err)
+			goto out_free;
+	}
 
 	mutex_lock(&kf->lock);
 	if (kf->nr_regions >= READ_ONCE(knemlike_max_regions_per_file)) {
@@ -255,7 +353,7 @@ int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req
 	list_add(&region->file_link, &kf->regions);
 	kf->nr_regions++;
 	/* Counted before anyone can unlink it: unlinking takes kf->lock. */
-	atomic64_inc(&knemlike_stats.regions_live);
+	knemlike_count(regions_live);
 	knemlike_count(regions_created);
 	req->cookie = region->cookie;
 	mutex_unlock(&kf->lock);
@@ -263,6 +361,9 @@ int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req
 
 out_unlock:
 	mutex_unlock(&kf->lock);
+	knemlike_held_destroy(region);
+out_free:	/* never published: no lookup can have seen it */
+	knemlike_user_uncharge(region);
 	mmdrop(region->mm);
 	knemlike_region_free_memory(region);
 	return err;

@@ -2,13 +2,14 @@
 /*
  * knemlike: counters, read-only in /sys/class/misc/knemlike/stats/.
  */
+#include <linux/cpumask.h>
 #include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/sysfs.h>
 
 #include "knemlike_internal.h"
 
-struct knemlike_stats knemlike_stats;
+DEFINE_PER_CPU(struct knemlike_stats, knemlike_stats);
 
 int knemlike_refuse(int err)
 {
@@ -20,6 +21,8 @@ int knemlike_refuse(int err)
 		break;
 	case -E2BIG:
 	case -EMFILE:
+	case -ENOSPC:
+	case -EDQUOT:
 		knemlike_count(refused_limit);
 		break;
 	case -ENOENT:
@@ -42,12 +45,23 @@ int knemlike_refuse(int err)
 	return err;
 }
 
+/* A counter's sum over the CPUs (off: its offset in struct knemlike_stats). */
+static s64 knemlike_sum(size_t off)
+{
+	s64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *(s64 *)((char *)per_cpu_ptr(&knemlike_stats, cpu) + off);
+	return sum;
+}
+
 #define KNEMLIKE_COUNTER_ATTR(name)						\
 static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
 			   char *buf)						\
 {										\
 	return sysfs_emit(buf, "%lld\n",					\
-			  (long long)atomic64_read(&knemlike_stats.name));	\
+			  (long long)knemlike_sum(offsetof(struct knemlike_stats, name))); \
 }										\
 static DEVICE_ATTR_RO(name)
 
@@ -57,6 +71,9 @@ KNEMLIKE_COUNTER_ATTR(regions_destroyed);
 KNEMLIKE_COUNTER_ATTR(copies);
 KNEMLIKE_COUNTER_ATTR(bytes_copied);
 KNEMLIKE_COUNTER_ATTR(pages_pinned);
+KNEMLIKE_COUNTER_ATTR(held_pages);
+KNEMLIKE_COUNTER_ATTR(held_takes);
+KNEMLIKE_COUNTER_ATTR(held_drops);
 KNEMLIKE_COUNTER_ATTR(refused_bad_request);
 KNEMLIKE_COUNTER_ATTR(refused_limit);
 KNEMLIKE_COUNTER_ATTR(refused_no_region);
@@ -72,6 +89,9 @@ static struct attribute *knemlike_stats_attrs[] = {
 	&dev_attr_copies.attr,
 	&dev_attr_bytes_copied.attr,
 	&dev_attr_pages_pinned.attr,
+	&dev_attr_held_pages.attr,
+	&dev_attr_held_takes.attr,
+	&dev_attr_held_drops.attr,
 	&dev_attr_refused_bad_request.attr,
 	&dev_attr_refused_limit.attr,
 	&dev_attr_refused_no_region.attr,

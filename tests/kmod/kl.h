@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/knemlike.h>
@@ -67,6 +68,8 @@ static inline const char *kl_errno_name(int e)
     case ESTALE: return "ESTALE";
     case ESRCH: return "ESRCH";
     case ENOTTY: return "ENOTTY";
+    case EDQUOT: return "EDQUOT";
+    case ENOSPC: return "ENOSPC";
     default: return strerror(e);
     }
 }
@@ -86,11 +89,23 @@ static inline int kl_ioctl(int fd, unsigned long cmd, void *arg)
     return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/* Flags added to every region a test creates: KL_REGION_FLAGS in the environment (a
+ * number), so that run-kmod-tests can run a test again with KNEMLIKE_FLAG_HOLD_PAGES. */
+static inline uint32_t kl_region_flags(void)
+{
+    static long flags = -1;
+    if (flags < 0) {
+        const char *s = getenv("KL_REGION_FLAGS");
+        flags = s ? strtol(s, NULL, 0) : 0;
+    }
+    return (uint32_t) flags;
+}
+
 static inline int kl_create(int fd, const struct knemlike_segment *segs, uint32_t nr,
                             uint32_t prot, uint32_t flags, uint64_t *cookie)
 {
     struct knemlike_create c = {.segments = (uintptr_t) segs, .nr_segments = nr,
-                                .prot = prot, .flags = flags};
+                                .prot = prot, .flags = flags | kl_region_flags()};
     int rc = kl_ioctl(fd, KNEMLIKE_IOC_CREATE, &c);
     if (0 == rc && cookie) {
         *cookie = c.cookie;
@@ -185,6 +200,20 @@ static inline void kl_fill(void *buf, size_t len, unsigned seed)
 }
 
 /* Pipe messages between a test and its helper process; a short one ends the process. */
+/* len bytes of new anonymous memory filled from seed: anywhere when at is NULL, else in
+ * place of what is mapped there (MAP_FIXED). Exits on failure. */
+static inline uint8_t *kl_map_filled(void *at, size_t len, unsigned seed)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0);
+    uint8_t *p = (uint8_t *) mmap(at, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (MAP_FAILED == p) {
+        perror("mmap");
+        exit(2);
+    }
+    kl_fill(p, len, seed);
+    return p;
+}
+
 static inline void kl_xwrite(int fd, const void *buf, size_t n)
 {
     if (write(fd, buf, n) != (ssize_t) n) {

@@ -1,11 +1,13 @@
 /*
  * What one copy from another process's buffer costs: memcpy within one process (the
- * floor), process_vm_readv (CMA) and knemlike's copy ioctl, at 4 KiB to 64 MiB, the same
- * buffers warm, the median of the repetitions in microseconds per copy (each repetition
- * times as many copies as make 16 MiB). Run where the module is
+ * floor), process_vm_readv (CMA), knemlike's copy ioctl from a region that resolves its
+ * pages at each copy and from one that holds them (KNEMLIKE_FLAG_HOLD_PAGES), at 4 KiB to
+ * 64 MiB, the same buffers warm, the median of the repetitions in microseconds per copy
+ * (each repetition times as many copies as make 16 MiB). Run where the module is
  * loaded at native speed (User-mode Linux: tests/kmod/run-uml-bench); in the QEMU guest
  * the numbers mean nothing. One line per size:
- *   size_bytes memcpy_us cma_us knemlike_us
+ *   size_bytes memcpy_us cma_us knemlike_us knemlike_held_us
+ * (knemlike_held_us is nan where the module cannot hold pages: no MMU notifiers)
  *
  * kmod_copybench [--reps N] [--max-mib M]
  *
@@ -13,6 +15,7 @@
  */
 #include "kl.h"
 
+#include <math.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -57,7 +60,7 @@ int main(int argc, char **argv)
     const size_t max = (size_t) max_mib << 20;
     int to_child[2], to_parent[2];
     uint8_t *owner = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    uint64_t cookie = 0;
+    uint64_t cookie[2] = {0, 0};
 
     if (MAP_FAILED == owner || pipe(to_child) || pipe(to_parent)) {
         perror("kmod_copybench");
@@ -72,10 +75,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < max; i += 4096) {
             owner[i] ^= 0; /* (write: copy-on-write gives the child pages of its own) */
         }
-        if (kl_create1(fd, owner, max, KNEMLIKE_PROT_READ, 0, &cookie)) {
-            cookie = 0;
+        if (kl_create1(fd, owner, max, KNEMLIKE_PROT_READ, 0, &cookie[0])) {
+            cookie[0] = 0;
         }
-        kl_xwrite(to_parent[1], &cookie, sizeof(cookie));
+        if (kl_create1(fd, owner, max, KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_HOLD_PAGES,
+                       &cookie[1])) {
+            cookie[1] = 0; /* a kernel without MMU notifiers: that column is nan */
+        }
+        kl_xwrite(to_parent[1], cookie, sizeof(cookie));
         kl_xread(to_child[0], &go, 1);
         _exit(0);
     }
@@ -84,19 +91,22 @@ int main(int argc, char **argv)
     int fd = kl_open(), errors = 0;
     uint8_t *local = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     double *t = calloc(reps, sizeof(*t));
-    kl_xread(to_parent[0], &cookie, sizeof(cookie));
-    if (0 == cookie || MAP_FAILED == local || NULL == t) {
+    kl_xread(to_parent[0], cookie, sizeof(cookie));
+    if (0 == cookie[0] || MAP_FAILED == local || NULL == t) {
         fprintf(stderr, "kmod_copybench: no region or no memory\n");
         return 2;
     }
     memset(local, 0, max);
-    printf("# size_bytes memcpy_us cma_us knemlike_us (median of %d)\n", reps);
+    printf("# size_bytes memcpy_us cma_us knemlike_us knemlike_held_us (median of %d)\n", reps);
     for (size_t size = 4096; size <= max; size *= 4) {
         /* enough operations per sample (16 MiB) that reading the clock, a system call
          * of its own where there is no vDSO (UML), does not count */
         const int iters = size < ((size_t) 16 << 20) ? (int) (((size_t) 16 << 20) / size) : 1;
-        double us[3];
-        for (int how = 0; how < 3; ++how) {
+        double us[4] = {0, 0, 0, NAN};
+        for (int how = 0; how < 4; ++how) {
+            if (3 == how && 0 == cookie[1]) {
+                break;
+            }
             for (int r = 0; r < reps; ++r) {
                 struct iovec l = {local, size}, rm = {owner, size};
                 double t0 = now_us();
@@ -106,7 +116,7 @@ int main(int argc, char **argv)
                     } else if (1 == how) {
                         errors += process_vm_readv(pid, &l, 1, &rm, 1, 0) != (ssize_t) size;
                     } else {
-                        errors += 0 != kl_copy1(fd, cookie, 0, local, size,
+                        errors += 0 != kl_copy1(fd, cookie[how - 2], 0, local, size,
                                                 KNEMLIKE_COPY_FROM_REGION);
                     }
                 }
@@ -116,7 +126,7 @@ int main(int argc, char **argv)
             errors += 0 != memcmp(local, owner, size);
             memset(local, 0, size);
         }
-        printf("%zu %.1f %.1f %.1f\n", size, us[0], us[1], us[2]);
+        printf("%zu %.1f %.1f %.1f %.1f\n", size, us[0], us[1], us[2], us[3]);
         fflush(stdout);
     }
     char go = 'q';

@@ -308,6 +308,54 @@ static void test_limits(int fd)
     snprintf(buf, sizeof(buf), "%lld", old_mb);
     CHECK_ERR(kl_set_param("max_region_mb", buf), 0, "restore max_region_mb");
     free(big);
+
+    /* The kernel memory one user's regions take, whatever the files: a region of n
+     * segments costs over 16 n bytes, so 64 KiB holds at most 4096 / n of them. */
+    long long old_kb = kl_get_param("max_user_kb");
+    CHECK(old_kb >= 1024, "max_user_kb %lld: the default is 1/32 of RAM, at least 1 MiB", old_kb);
+    CHECK_ERR(kl_set_param("max_user_kb", "0"), EINVAL, "max_user_kb=0");
+    CHECK_ERR(kl_set_param("max_user_kb", "64"), 0, "max_user_kb=64");
+    static struct knemlike_segment segs[1000];
+    uint32_t nseg = (uint32_t) (kl_get_param("max_segments") < 1000 ? kl_get_param("max_segments")
+                                                                    : 1000);
+    for (uint32_t i = 0; i < nseg; ++i) {
+        segs[i].addr = (uintptr_t) buf;
+        segs[i].len = 8;
+    }
+    static uint64_t mine[4097];
+    int made = 0, rc = 0, fd3 = kl_open();
+    long long refused = kl_counter("refused_limit");
+    while (made < 4097 && 0 == (rc = kl_create(fd3, segs, nseg, KNEMLIKE_PROT_READ, 0,
+                                               &mine[made]))) {
+        made++;
+    }
+    CHECK(-ENOSPC == rc && made >= 1 && made <= (int) (4096 / nseg),
+          "max_user_kb=64: %d regions of %u segments, then %s (expected 1-%u, then ENOSPC)",
+          made, nseg, strerror(-rc), 4096 / nseg);
+    CHECK(kl_counter("refused_limit") == refused + 1, "ENOSPC not counted in refused_limit");
+    if (-ENOSPC == rc) {
+        printf("  ok: max_user_kb=64 -> %d regions of %u segments, then ENOSPC\n", made, nseg);
+    }
+    pid_t pid = fork();
+    if (0 == pid) {
+        uint64_t theirs;
+        int ok = 0 == setgid(65534) && 0 == setuid(65534) &&
+                 0 == kl_create(kl_open(), segs, nseg, KNEMLIKE_PROT_READ, 0, &theirs);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status),
+          "another user could not create a region while this one is at max_user_kb");
+    if (made >= 2) {
+        CHECK_ERR(kl_destroy(fd3, mine[1]), 0, "destroy one");
+        CHECK_ERR(kl_create(fd, segs, nseg, KNEMLIKE_PROT_READ, 0, &mine[1]), 0,
+                  "create again within max_user_kb after a destroy (through another file)");
+        CHECK_ERR(kl_destroy(fd, mine[1]), 0, "destroy");
+    }
+    close(fd3);
+    snprintf(buf, sizeof(buf), "%lld", old_kb);
+    CHECK_ERR(kl_set_param("max_user_kb", buf), 0, "restore max_user_kb");
 }
 
 /* The region's owner is a process that has exited while the file that holds the region

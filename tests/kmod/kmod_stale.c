@@ -16,18 +16,6 @@
 
 #define LEN (1 << 20)
 
-static uint8_t *map(void *at, unsigned seed)
-{
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0);
-    uint8_t *p = mmap(at, LEN, PROT_READ | PROT_WRITE, flags, -1, 0);
-    if (MAP_FAILED == p) {
-        perror("mmap");
-        exit(2);
-    }
-    kl_fill(p, LEN, seed);
-    return p;
-}
-
 /* Allocated before any region is unmapped: a buffer malloc'd after munmap could land at
  * the very address being tested. */
 static uint8_t *got, *want;
@@ -50,7 +38,7 @@ static int copy_and_compare(int fd, uint64_t cookie, unsigned old_seed, unsigned
 static void test_same_process(int fd)
 {
     SECTION("owner unmaps, then maps other data at the same address (MAP_FIXED)");
-    uint8_t *p = map(NULL, 10);
+    uint8_t *p = kl_map_filled(NULL, LEN, 10);
     uint64_t cookie = 0;
     CHECK_ERR(kl_create1(fd, p, LEN, KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE, 0, &cookie), 0,
               "create");
@@ -61,7 +49,7 @@ static void test_same_process(int fd)
     char c = 1;
     CHECK_ERR(kl_copy1(fd, cookie, 0, &c, 1, KNEMLIKE_COPY_TO_REGION), ESTALE,
               "write after munmap");
-    uint8_t *q = map(p, 11);
+    uint8_t *q = kl_map_filled(p, LEN, 11);
     CHECK(q == p, "remap landed elsewhere");
     CHECK_ERR(copy_and_compare(fd, cookie, 10, 11, "after remap"), 0, "copy after remap");
     /* Writes follow the new mapping too. */
@@ -83,7 +71,7 @@ static void test_other_process(void)
     pid_t pid = fork();
     if (0 == pid) {
         int cfd = kl_open();
-        uint8_t *p = map(NULL, 20);
+        uint8_t *p = kl_map_filled(NULL, LEN, 20);
         uint64_t cookie = 0;
         char go;
         if (kl_create1(cfd, p, LEN, KNEMLIKE_PROT_READ, 0, &cookie)) {
@@ -92,7 +80,7 @@ static void test_other_process(void)
         kl_xwrite(up[1], &cookie, sizeof(cookie));
         kl_xread(down[0], &go, 1);
         munmap(p, LEN);
-        map(p, 21);
+        kl_map_filled(p, LEN, 21);
         kl_xwrite(up[1], "r", 1);
         kl_xread(down[0], &go, 1);
         _exit(0);

@@ -31,6 +31,12 @@
  *           moved, in order from the start: the caller resumes with offset + bytes and
  *           its local vector advanced by bytes (KNEMLIKE_IOC_COPY is not restarted by
  *           SA_RESTART)
+ *   ENOSPC  the regions of this effective uid would take more kernel memory than the
+ *           module's max_user_kb
+ *   EDQUOT  KNEMLIKE_FLAG_HOLD_PAGES: holding the region's pages would take the owner's
+ *           pinned memory (VmPin) past its RLIMIT_MEMLOCK
+ *   EOPNOTSUPP  KNEMLIKE_FLAG_HOLD_PAGES on a kernel without MMU notifiers (the feature
+ *           bit is then clear)
  *   ENOMEM  the kernel (or the caller's memory cgroup) is out of memory
  *   ENOTTY  unknown ioctl command (including a known one with the wrong size)
  *
@@ -59,6 +65,7 @@ struct knemlike_segment {
 /* Feature bits of knemlike_info.features. */
 #define KNEMLIKE_FEATURE_VECTOR_COPY	(1U << 0)	/* vectors on both sides */
 #define KNEMLIKE_FEATURE_FOLLOWS_MAPPING	(1U << 1)	/* copies see the owner's current mapping */
+#define KNEMLIKE_FEATURE_HOLD_PAGES	(1U << 2)	/* KNEMLIKE_FLAG_HOLD_PAGES is available */
 
 struct knemlike_info {
 	__u32 abi_version;		/* out: KNEMLIKE_ABI_VERSION of the module */
@@ -80,9 +87,18 @@ struct knemlike_info {
  * no longer counts against max_regions_per_file. A copy that fails leaves it usable.
  * ANY_USER: processes of any user may copy (by default only the creator's effective uid);
  * the protection still applies. Hand such a cookie only to processes you trust with it.
+ * HOLD_PAGES: the region pins its pages at creation and keeps them between copies, so
+ * that a copy walks no page table and pins nothing of the owner's (a registration that
+ * is worth caching). The pages count in the creator's pinned memory (VmPin) against its
+ * RLIMIT_MEMLOCK (EDQUOT over it; no limit with CAP_IPC_LOCK). Copies still follow the
+ * mapping: any change of the owner's mapping over the span of the segments drops the
+ * pages, and the next copy takes them again from the current mapping (or, when it
+ * cannot, copies as a region without the flag does, with the same errors). CREATE needs
+ * the memory mapped, and writable for PROT_WRITE (EFAULT otherwise).
  */
 #define KNEMLIKE_FLAG_SINGLE_USE	(1U << 0)
 #define KNEMLIKE_FLAG_ANY_USER		(1U << 1)
+#define KNEMLIKE_FLAG_HOLD_PAGES	(1U << 2)
 
 struct knemlike_create {
 	__u64 segments;		/* in: address of an array of struct knemlike_segment */

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * knemlike: regions that hold their pages between copies (KNEMLIKE_FLAG_HOLD_PAGES).
+ *
+ * Such a region pins all its owner's pages once, at creation, so that a copy from or to
+ * it walks no page table and pins nothing of the owner's: a registration that saves
+ * work. It stays coherent through an MMU interval notifier over the span of its
+ * segments: before the owner's mapping there changes in any way (munmap, mremap,
+ * MADV_DONTNEED, mprotect, fork's write protection, a THP split, NUMA hinting,
+ * migration, exit), the notifier drops the held pages, and the next copy takes them
+ * again from the mapping as it is then (mmu_interval_read_begin/read_retry), or, when
+ * that fails, goes the way of a region that holds nothing (knemlike_copy.c), which finds
+ * the current mapping or ESTALE.
+ *
+ * Locks. held->sem is taken for reading by a copy step that uses the pages (a memcpy
+ * between pinned pages: it cannot fault) and for writing by the notifier and by whoever
+ * installs or drops the pages. Nothing holding it takes an mmap lock or allocates, so
+ * the notifier, which runs under the owner's mmap lock and in reclaim, never waits for
+ * more than one step's memcpy. When it cannot sleep (the OOM reaper) and a step is
+ * running, it says so and the reaper comes back.
+ *
+ * Charging. Held pages count in the owner's pinned_vm (VmPin in /proc/PID/status)
+ * against the RLIMIT_MEMLOCK it had at creation (none with CAP_IPC_LOCK), as RDMA
+ * registrations do: over it, CREATE fails with EDQUOT and a later retake is skipped.
+ * Dropped pages are unpinned by a work item (the notifier may not sleep on page locks),
+ * which uncharges them.
+ */
+#include <linux/capability.h>
+#include <linux/highmem.h>
+#include <linux/llist.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#include "knemlike_compat.h"
+#include "knemlike_internal.h"
+
+#ifdef CONFIG_MMU_NOTIFIER
+
+/* A run of pinned pages, one region's worth, charged to mm. */
+struct knemlike_pageset {
+	struct llist_node dropped;
+	struct mm_struct *mm;		/* mmgrab'd: charged to its pinned_vm */
+	unsigned long nr;
+	bool dirty;			/* peers may have written: unpin dirty */
+	struct page *pages[];
+};
+
+struct knemlike_held {
+	struct mmu_interval_notifier mni;
+	struct rw_semaphore sem;
+	struct knemlike_pageset *set;	/* NULL: nothing held now */
+	bool writable;			/* pinned for writing (the region allows PROT_WRITE) */
+	unsigned long limit;		/* the owner's RLIMIT_MEMLOCK at creation, in pages */
+	u64 seg_first[];		/* per segment: index of its first page in set->pages */
+};
+
+static LLIST_HEAD(knemlike_dropped);
+
+static void knemlike_pageset_release(struct knemlike_pageset *set)
+{
+	unpin_user_pages_dirty_lock(set->pages, set->nr, set->dirty);
+	atomic64_sub(set->nr, &set->mm->pinned_vm);
+	knemlike_count_add(held_pages, -(s64)set->nr);
+	mmdrop(set->mm);
+	kvfree(set);
+}
+
+static void knemlike_release_dropped(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&knemlike_dropped);
+	struct knemlike_pageset *set, *next;
+
+	llist_for_each_entry_safe(set, next, list, dropped)
+		knemlike_pageset_release(set);
+}
+
+static DECLARE_WORK(knemlike_dropped_work, knemlike_release_dropped);
+
+static bool knemlike_held_invalidate(struct mmu_interval_notifier *mni,
+				     const struct mmu_notifier_range *range,
+				     unsigned long cur_seq)
+{
+	struct knemlike_held *held = container_of(mni, struct knemlike_held, mni);
+	struct knemlike_pageset *set;
+
+	if (mmu_notifier_range_blockable(range))
+		down_write(&held->sem);
+	else if (!down_write_trylock(&held->sem))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	set = held->set;
+	held->set = NULL;
+	up_write(&held->sem);
+	if (set) {
+		knemlike_count(held_drops);
+		llist_add(&set->dropped, &knemlike_dropped);
+		schedule_work(&knemlike_dropped_work);
+	}
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops knemlike_held_ops = {
+	.invalidate = knemlike_held_invalidate,
+};
+
+/* Whether [start, end) is all inside mappings of mm (its mmap lock held) that allow
+ * reading, and writing if asked: checked for the whole region before any page is pinned,
+ * so that a take that cannot succeed (the memory gone, or made read-only or PROT_NONE)
+ * costs a walk of the mappings and pins nothing.
+ */
+static bool knemlike_held_mapped(struct mm_struct *mm, unsigned long start,
+				 unsigned long end, bool writable)
+{
+	unsigned long need = VM_READ | (writable ? VM_WRITE : 0);
+
+	while (start < end) {
+		struct vm_area_struct *vma = find_vma(mm, start);
+
+		if (!vma || vma->vm_start > start || (vma->vm_flags & need) != need ||
+		    (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+			return false;
+		start = vma->vm_end;
+	}
+	return true;
+}
+
+/* Pin every page of the region, in order, from the owner's mapping as it is now. */
+static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pageset *set)
+{
+	struct knemlike_held *held = region->held;
+	unsigned int gup_flags = FOLL_LONGTERM | (held->writable ? FOLL_WRITE : 0);
+	struct mm_struct *mm = region->mm;
+	unsigned long done = 0;
+	u32 i;
+	int err = 0;
+
+	if (!mmget_not_zero(mm))
+		return -ESRCH;	/* the owner exited: its notifier dropped everything */
+	if (mmap_read_lock_killable(mm)) {
+		mmput(mm);
+		return -EINTR;
+	}
+	for (i = 0; i < region->nr_segments; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+
+		if (!knemlike_held_mapped(mm, seg->addr & PAGE_MASK,
+					  PAGE_ALIGN(seg->addr + seg->len), held->writable)) {
+			err = -ESTALE;
+			break;
+		}
+	}
+	for (i = 0; i < region->nr_segments && !err; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+		unsigned long first = seg->addr & PAGE_MASK;
+		unsigned long end = PAGE_ALIGN(seg->addr + seg->len);
+
+		while (first < end) {
+			long got = knemlike_pin_remote(mm, first, (end - first) >> PAGE_SHIFT,
+						       gup_flags, set->pages + done);
+
+			if (got <= 0) {
+				err = got ? got : -ESTALE;
+				break;
+			}
+			done += got;
+			first += got << PAGE_SHIFT;
+		}
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	if (err) {
+		unpin_user_pages(set->pages, done);
+		return err == -EFAULT ? -ESTALE : err;
+	}
+	return 0;
+}
+
+/*
+ * Take the region's pages now and hold them, unless the mapping changes meanwhile.
+ * Returns 0 (held), -EDQUOT (over the owner's RLIMIT_MEMLOCK), -EAGAIN (the mapping
+ * changed while they were being taken) or the errno of the pin.
+ */
+static int knemlike_held_take(struct knemlike_region *region)
+{
+	struct knemlike_held *held = region->held;
+	unsigned long nr = held->seg_first[region->nr_segments];
+	struct knemlike_pageset *set;
+	unsigned long seq;
+	int err;
+
+	if (atomic64_add_return(nr, &region->mm->pinned_vm) > held->limit) {
+		atomic64_sub(nr, &region->mm->pinned_vm);
+		return -EDQUOT;
+	}
+	set = kvmalloc(struct_size(set, pages, nr), GFP_KERNEL_ACCOUNT);
+	if (!set) {
+		err = -ENOMEM;
+		goto out_uncharge;
+	}
+	set->nr = nr;
+	set->dirty = held->writable;
+	set->mm = region->mm;
+	seq = mmu_interval_read_begin(&held->mni);
+	err = knemlike_held_pin(region, set);
+	if (err)
+		goto out_free;
+	mmgrab(set->mm);
+	knemlike_count_add(held_pages, nr);
+	down_write(&held->sem);
+	if (!held->set && !mmu_interval_read_retry(&held->mni, seq)) {
+		held->set = set;
+		set = NULL;
+	}
+	up_write(&held->sem);
+	if (set) {
+		knemlike_pageset_release(set);	/* raced with a change, or another taker */
+		return -EAGAIN;
+	}
+	knemlike_count(held_takes);
+	return 0;
+
+out_free:
+	kvfree(set);
+out_uncharge:
+	atomic64_sub(nr, &region->mm->pinned_vm);
+	return err;
+}
+
+int knemlike_held_create(struct knemlike_region *region)
+{
+	struct knemlike_held *held;
+	unsigned long start = ULONG_MAX, end = 0, nr = 0;
+	int err;
+	u32 i;
+
+	held = kvzalloc(struct_size(held, seg_first, region->nr_segments + 1),
+			GFP_KERNEL_ACCOUNT);
+	if (!held)
+		return -ENOMEM;
+	for (i = 0; i < region->nr_segments; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+		unsigned long first = seg->addr & PAGE_MASK;
+		unsigned long last = PAGE_ALIGN(seg->addr + seg->len);
+
+		held->seg_first[i] = nr;
+		nr += (last - first) >> PAGE_SHIFT;
+		start = min(start, first);
+		end = max(end, last);
+	}
+	held->seg_first[region->nr_segments] = nr;
+	init_rwsem(&held->sem);
+	held->writable = region->prot & KNEMLIKE_PROT_WRITE;
+	held->limit = capable(CAP_IPC_LOCK) ? ULONG_MAX : rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	err = mmu_interval_notifier_insert(&held->mni, region->mm, start, end - start,
+					   &knemlike_held_ops);
+	if (err) {
+		kvfree(held);
+		return err;
+	}
+	region->held = held;
+	do {
+		err = knemlike_held_take(region);
+	} while (err == -EAGAIN && !fatal_signal_pending(current));
+	if (err) {
+		knemlike_held_destroy(region);
+		/* The creator's own memory: not mapped (or not writable for PROT_WRITE). */
+		if (err == -ESTALE)
+			return -EFAULT;
+		return err == -EAGAIN ? -EINTR : err;
+	}
+	return 0;
+}
+
+/* Drop the pages and the notifier: the region is retired, or was never published. */
+void knemlike_held_destroy(struct knemlike_region *region)
+{
+	struct knemlike_held *held = region->held;
+	struct knemlike_pageset *set;
+
+	if (!held)
+		return;
+	mmu_interval_notifier_remove(&held->mni);
+	down_write(&held->sem);
+	set = held->set;
+	held->set = NULL;
+	up_write(&held->sem);
+	if (set)
+		knemlike_pageset_release(set);
+	region->held = NULL;
+	kvfree(held);
+}
+
+/*
+ * Before a copy: hold the pages again if a change of the mapping dropped them. When that
+ * fails (over the limit; the memory unmapped, or without the access the region needs),
+ * this copy resolves pages step by step and reports what is wrong, and the next copy
+ * tries again: new memory mapped into a hole calls no notifier, so nothing else would
+ * say when a take can succeed. A take that fails costs a walk of the owner's mappings
+ * (knemlike_held_mapped), no pin.
+ */
+void knemlike_held_refresh(struct knemlike_region *region)
+{
+	struct knemlike_held *held = region->held;
+	bool held_now;
+
+	down_read(&held->sem);
+	held_now = held->set;
+	up_read(&held->sem);
+	if (!held_now)
+		knemlike_held_take(region);
+}
+
+/*
+ * Copy between the caller's pinned pages and the held ones, for a run within segment
+ * seg of the region, from raddr. Returns the bytes copied, or -EAGAIN when nothing is
+ * held now (the caller then takes the pages for this step itself).
+ */
+long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
+			struct page **local, size_t loff, u64 len, u32 dir)
+{
+	struct knemlike_held *held = region->held;
+	const struct knemlike_segment *s = &region->segments[seg];
+	u64 first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
+	size_t roff = raddr & ~PAGE_MASK;
+
+	down_read(&held->sem);
+	if (!held->set) {
+		up_read(&held->sem);
+		return -EAGAIN;
+	}
+	if (dir == KNEMLIKE_COPY_FROM_REGION)
+		knemlike_copy_pages(local, loff, held->set->pages + first, roff, len);
+	else
+		knemlike_copy_pages(held->set->pages + first, roff, local, loff, len);
+	up_read(&held->sem);
+	return len;
+}
+
+/*
+ * One step of a copy between the caller's memory and held pages, for a run within
+ * segment seg of the region, from raddr, with the caller's memory at laddr. The caller's
+ * memory is not pinned: it is read or written with page faults disabled, under the
+ * region's revoke semaphore and held->sem (both read). When its first page is not
+ * there, both are dropped, that page is faulted in with nothing of the owner's held
+ * (a userfaultfd or FUSE fault may take as long as it likes: a DESTROY meanwhile is not
+ * kept waiting), and the step tries again. Returns the bytes copied, -EAGAIN when
+ * nothing is held now (the caller pins both sides itself, knemlike_copy.c), or an errno.
+ */
+long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
+			u64 len, u32 dir)
+{
+	struct knemlike_held *held = region->held;
+	const struct knemlike_segment *s = &region->segments[seg];
+	u64 first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
+	size_t roff = raddr & ~PAGE_MASK;
+	char __user *uptr = u64_to_user_ptr(laddr);
+	size_t head;
+	u64 done;
+
+	if (!access_ok(uptr, len))
+		return -EFAULT;
+	for (;;) {
+		if (down_read_killable(&region->revoke))
+			return -EINTR;
+		if (READ_ONCE(region->retired)) {
+			up_read(&region->revoke);
+			return -ENOENT;
+		}
+		down_read(&held->sem);
+		if (!held->set) {
+			up_read(&held->sem);
+			up_read(&region->revoke);
+			return -EAGAIN;
+		}
+		pagefault_disable();
+		for (done = 0; done < len;) {
+			size_t off = (roff + done) & ~PAGE_MASK;
+			struct page *page = held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
+			size_t n = min_t(u64, len - done, PAGE_SIZE - off);
+			char *kaddr = kmap_local_page(page);
+			size_t left;
+
+			if (dir == KNEMLIKE_COPY_FROM_REGION) {
+				left = __copy_to_user_inatomic(uptr + done, kaddr + off, n);
+			} else {
+				left = __copy_from_user_inatomic(kaddr + off, uptr + done, n);
+				flush_dcache_page(page);
+			}
+			kunmap_local(kaddr);
+			done += n - left;
+			if (left)
+				break;
+		}
+		pagefault_enable();
+		up_read(&held->sem);
+		up_read(&region->revoke);
+		if (done)
+			return done;
+		/* The caller's first page is not mapped as needed: fault it in, holding nothing.
+		 * No GUP on an address outside a mapping (fixup_user_fault finds no VMA).
+		 */
+		head = min_t(u64, len, PAGE_SIZE - (laddr & ~PAGE_MASK));
+		if (dir == KNEMLIKE_COPY_FROM_REGION ? fault_in_safe_writeable(uptr, head) :
+						     fault_in_readable(uptr, head))
+			return -EFAULT;
+		if (signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+}
+
+void knemlike_held_exit(void)
+{
+	/* Every region is gone, and with it every notifier: nothing can be dropped now. */
+	flush_work(&knemlike_dropped_work);
+}
+
+#else /* !CONFIG_MMU_NOTIFIER: a kernel without notifiers cannot keep held pages coherent */
+
+int knemlike_held_create(struct knemlike_region *region)
+{
+	return -EOPNOTSUPP;
+}
+
+void knemlike_held_destroy(struct knemlike_region *region)
+{
+}
+
+void knemlike_held_refresh(struct knemlike_region *region)
+{
+}
+
+long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
+			struct page **local, size_t loff, u64 len, u32 dir)
+{
+	return -EAGAIN;
+}
+
+long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
+			u64 len, u32 dir)
+{
+	return -EAGAIN;
+}
+
+void knemlike_held_exit(void)
+{
+}
+
+#endif
