@@ -48,8 +48,17 @@ for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MP
 	if [ $must_copy = 1 ]; then copies_after "$cfg np=$np"; fi
 done
 script+="echo '== registration cache (sm + knemlike)'; "
+# Registrations hold their pages (smsc_knemlike_hold_pages): 24 sends of one 1 MiB buffer
+# (4 of them after new pages were mapped at its address) take the buffer's pages a few
+# times (held_takes) and pin none at copy time (pages_pinned moves by less than one send's
+# 256 pages; without holding it would move by 24 x 256).
+script+="st=/sys/class/misc/knemlike/stats; p0=\$(cat \$st/pages_pinned); t0=\$(cat \$st/held_takes); "
 script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "
 script+="$build/tests/smsc/cache_hits || status=1; "
+script+="dp=\$((\$(cat \$st/pages_pinned) - p0)); dt=\$((\$(cat \$st/held_takes) - t0)); "
+script+="if [ \$dt -ge 1 ] && [ \$dp -lt 256 ]; then "
+script+="echo \"ok: held registrations: \$dt takes, \$dp pages pinned by copies\"; "
+script+="else echo \"FAIL: held registrations: \$dt takes, \$dp pages pinned by copies\"; status=1; fi; "
 # Every region went with its job: nothing may be left registered.
 script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "

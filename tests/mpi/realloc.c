@@ -3,7 +3,10 @@
  * contents) must deliver the new bytes, never the old ones: this is what a stale
  * registration cache gets wrong. Three ways to reuse an address: malloc/free of large
  * blocks (made to go through mmap/munmap), new pages mapped over the old ones at the same
- * address, and a buffer simply rewritten between sends. Ranks 0 -> 1; other ranks idle.
+ * address, and a buffer simply rewritten between sends; and one rewritten between sends
+ * but read-only while it is sent (mprotect: a registration that peers may write cannot
+ * pin it for writing, and each mprotect changes the mapping under a registration that
+ * holds its pages). Ranks 0 -> 1; other ranks idle.
  *
  * The mmap case replaces the buffer's pages in one step (MAP_FIXED over the live range:
  * the kernel unmaps the old pages and maps new ones, with no moment at which another
@@ -26,8 +29,9 @@
 static const size_t reuse_sizes[] = {4097, 65536 + 7, 1 * T_MiB, 4 * T_MiB + 3};
 #define NREUSE ((int) (sizeof(reuse_sizes) / sizeof(reuse_sizes[0])))
 
-enum reuse { REUSE_MALLOC, REUSE_MMAP, REUSE_REWRITE };
-static const char *reuse_names[] = {"malloc/free", "mmap over", "rewrite"};
+enum reuse { REUSE_MALLOC, REUSE_MMAP, REUSE_REWRITE, REUSE_READONLY };
+static const char *reuse_names[] = {"malloc/free", "mmap over", "rewrite",
+                                    "read-only while sent"};
 /* mallopt took the mmap threshold: the allocator is glibc's (not a sanitizer's, say) */
 static int threshold_set;
 
@@ -76,6 +80,13 @@ static int sender(enum reuse how, size_t len, int rounds, int base_msg, int *reu
                         "replaced %p\n", len, r, (void *) buf, (void *) prev);
                 errors++;
             }
+        } else if (REUSE_READONLY == how) {
+            if (!buf) {
+                buf = map_fresh(NULL, len);
+            } else if (mprotect(buf, len, PROT_READ | PROT_WRITE)) {
+                perror("realloc: mprotect");
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
         } else if (!buf) {
             buf = malloc(len);
         }
@@ -86,9 +97,13 @@ static int sender(enum reuse how, size_t len, int rounds, int base_msg, int *reu
         *reused += (buf == prev);
         prev = buf;
         t_fill(buf, len, 0, base_msg + r);
+        if (REUSE_READONLY == how && mprotect(buf, len, PROT_READ)) {
+            perror("realloc: mprotect");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
         T_CHECK_MPI(MPI_Send(buf, (int) len, MPI_BYTE, 1, base_msg + r, MPI_COMM_WORLD));
     }
-    if (REUSE_MMAP == how) {
+    if (REUSE_MMAP == how || REUSE_READONLY == how) {
         munmap(buf, len);
     } else {
         free(buf);
@@ -122,7 +137,7 @@ int main(int argc, char **argv)
     int errors = 0, msg = 0;
     t_init(&argc, &argv, "realloc");
     int rounds = t_quick ? 3 : 8;
-    for (int how = REUSE_MALLOC; how <= REUSE_REWRITE; ++how) {
+    for (int how = REUSE_MALLOC; how <= REUSE_READONLY; ++how) {
         for (int s = 0; s < NREUSE; ++s) {
             if (0 == t_rank) {
                 int reused;
@@ -132,7 +147,7 @@ int main(int argc, char **argv)
                             "address: the case tested nothing\n", reuse_sizes[s]);
                     errors++;
                 }
-                if (REUSE_REWRITE != how) {
+                if (REUSE_MALLOC == how || REUSE_MMAP == how) {
                     printf("realloc: %s of %zu bytes reused the same address %d of %d times\n",
                            reuse_names[how], reuse_sizes[s], reused, rounds - 1);
                 }

@@ -13,12 +13,16 @@ namespace {
 // Stands in for /dev/knemlike: hands out cookies and remembers the live regions.
 struct FakeDevice {
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> live; // cookie -> (base, len)
+    std::map<uint64_t, bool> held;                           // cookie -> holds its pages
     uint64_t next_cookie = 1000;
-    int creates = 0, destroys = 0;
+    int creates = 0, destroys = 0, unheld_creates = 0;
     int fail_create = 0; // errno to return from create, 0: succeed
+    int fail_hold = 0;   // errno to return from a create that holds pages, 0: succeed
     size_t max_live = 0; // regions the device holds at most, 0: no limit
+    uint64_t memlock = 0; // bytes held regions may pin in all (RLIMIT_MEMLOCK), 0: no limit
+    uint64_t pinned = 0;
 
-    static int create(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie)
+    static int create(void *ctx, uint64_t base, uint64_t len, int hold, uint64_t *cookie)
     {
         auto *d = static_cast<FakeDevice *>(ctx);
         if (d->fail_create) {
@@ -27,16 +31,31 @@ struct FakeDevice {
         if (d->max_live && d->live.size() >= d->max_live) {
             return -EMFILE; // the module's regions-per-file limit
         }
+        if (hold && d->fail_hold) {
+            return -d->fail_hold;
+        }
+        if (hold && d->memlock && d->pinned + len > d->memlock) {
+            return -EDQUOT; // the owner's RLIMIT_MEMLOCK
+        }
         d->creates++;
+        d->unheld_creates += !hold;
         *cookie = d->next_cookie++;
         d->live[*cookie] = {base, len};
+        d->held[*cookie] = hold;
+        d->pinned += hold ? len : 0;
         return 0;
     }
     static int destroy(void *ctx, uint64_t cookie)
     {
         auto *d = static_cast<FakeDevice *>(ctx);
         d->destroys++;
-        return d->live.erase(cookie) ? 0 : -ENOENT;
+        if (!d->live.count(cookie)) {
+            return -ENOENT;
+        }
+        d->pinned -= d->held[cookie] ? d->live[cookie].second : 0;
+        d->live.erase(cookie);
+        d->held.erase(cookie);
+        return 0;
     }
 };
 
@@ -49,10 +68,10 @@ protected:
 
     void SetUp() override { Init(0, 0); }
     void TearDown() override { smsc_knemlike_cache_fini(&cache); }
-    void Init(size_t max_entries, uint64_t max_bytes)
+    void Init(size_t max_entries, uint64_t max_bytes, int hold = 1)
     {
         smsc_knemlike_cache_ops ops = {FakeDevice::create, FakeDevice::destroy, &dev};
-        smsc_knemlike_cache_init(&cache, &ops, max_entries, max_bytes, P);
+        smsc_knemlike_cache_init(&cache, &ops, max_entries, max_bytes, P, hold);
     }
     smsc_knemlike_cache_entry *Get(uint64_t addr, uint64_t size)
     {
@@ -258,4 +277,83 @@ TEST_F(Cache, TheDevicesRegionLimitWithEveryEntryInUseFails)
     EXPECT_EQ(1u, cache.stats.failures);
     Put(e1);
     Put(e2);
+}
+
+TEST_F(Cache, RegistrationsHoldTheirPagesAndCountThem)
+{
+    smsc_knemlike_cache_entry *e = Get(A, 3 * P);
+    EXPECT_TRUE(e->held);
+    EXPECT_EQ(3 * P, cache.stats.held_bytes);
+    EXPECT_EQ(3 * P, dev.pinned);
+    Put(e);
+    EXPECT_EQ(3 * P, cache.stats.held_bytes) << "release is lazy: the pages stay held";
+    EXPECT_EQ(1u, smsc_knemlike_cache_invalidate(&cache, A, P));
+    EXPECT_EQ(0u, cache.stats.held_bytes);
+    EXPECT_EQ(0u, dev.pinned);
+}
+
+TEST_F(Cache, OverTheMemlockLimitUnusedEntriesAreEvictedLeastRecentlyUsedFirst)
+{
+    dev.memlock = 4 * P;
+    uint64_t a = Send(A, 2 * P), b = Send(A + 10 * P, 2 * P);
+    (void) Send(A, 2 * P); // a is now the most recently used
+    smsc_knemlike_cache_entry *c = Get(A + 20 * P, 2 * P);
+    EXPECT_TRUE(c->held);
+    EXPECT_EQ(0u, dev.live.count(b)) << "the least recently used entry goes first";
+    EXPECT_EQ(1u, dev.live.count(a));
+    EXPECT_EQ(1u, cache.stats.evictions);
+    EXPECT_EQ(0u, cache.stats.unheld);
+    EXPECT_EQ(4 * P, cache.stats.held_bytes);
+    Put(c);
+}
+
+TEST_F(Cache, OverTheMemlockLimitWithEverythingInUseTheRegionHoldsNothing)
+{
+    dev.memlock = 4 * P;
+    smsc_knemlike_cache_entry *a = Get(A, 4 * P);
+    smsc_knemlike_cache_entry *b = Get(A + 10 * P, 2 * P);
+    ASSERT_NE(nullptr, b) << "a registration must not fail for want of locked memory";
+    EXPECT_FALSE(b->held);
+    EXPECT_TRUE(a->held);
+    EXPECT_EQ(1u, cache.stats.unheld);
+    EXPECT_EQ(1, dev.unheld_creates);
+    EXPECT_EQ(4 * P, cache.stats.held_bytes) << "only held entries count";
+    EXPECT_EQ(dev.pinned, cache.stats.held_bytes);
+    Put(a);
+    Put(b);
+}
+
+TEST_F(Cache, ARegionLargerThanTheLimitHoldsNothingAndEvictsEverything)
+{
+    dev.memlock = 4 * P;
+    (void) Send(A, P);
+    smsc_knemlike_cache_entry *big = Get(A + 100 * P, 8 * P);
+    ASSERT_NE(nullptr, big);
+    EXPECT_FALSE(big->held);
+    EXPECT_EQ(1u, cache.stats.evictions) << "it tried to make room first";
+    EXPECT_EQ(0u, cache.stats.held_bytes);
+    Put(big);
+}
+
+TEST_F(Cache, MemoryThatCannotBePinnedIsRegisteredWithoutHolding)
+{
+    dev.fail_hold = EFAULT; // read-only memory, pinned for writing
+    smsc_knemlike_cache_entry *e = Get(A, 2 * P);
+    ASSERT_NE(nullptr, e);
+    EXPECT_FALSE(e->held);
+    EXPECT_EQ(1u, cache.stats.unheld);
+    EXPECT_EQ(0u, cache.stats.failures);
+    Put(e);
+}
+
+TEST_F(Cache, WithoutHoldingNothingIsPinned)
+{
+    smsc_knemlike_cache_fini(&cache);
+    Init(0, 0, 0);
+    dev.memlock = P;
+    smsc_knemlike_cache_entry *e = Get(A, 8 * P);
+    EXPECT_FALSE(e->held);
+    EXPECT_EQ(0u, cache.stats.unheld) << "not asked to hold: not a refusal";
+    EXPECT_EQ(0u, dev.pinned);
+    Put(e);
 }

@@ -37,13 +37,16 @@ struct mca_smsc_knemlike_component_t {
     /* MCA parameters */
     char *device;                 /* smsc_knemlike_device */
     int cache_max_entries;        /* smsc_knemlike_cache_max_entries, 0: no limit */
-    unsigned long cache_max_mb;   /* smsc_knemlike_cache_max_mb, 0: no limit */
+    unsigned long cache_max_mb;   /* smsc_knemlike_cache_max_mb, 0: auto */
+    bool hold_pages;              /* smsc_knemlike_hold_pages */
 
     /* state, valid once query succeeded */
     int fd;
     opal_mutex_t lock;            /* serialises the registration cache */
     struct smsc_knemlike_cache cache;
-    unsigned long long pvar_hits, pvar_misses, pvar_evictions;
+    int hold;                     /* hold_pages, and the module can */
+    uint64_t cache_max_bytes;     /* cache_max_mb, or what auto came to; 0: no limit */
+    unsigned long long pvar_hits, pvar_misses, pvar_evictions, pvar_unheld, pvar_held_bytes;
 };
 typedef struct mca_smsc_knemlike_component_t mca_smsc_knemlike_component_t;
 

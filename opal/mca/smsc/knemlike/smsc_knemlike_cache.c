@@ -11,10 +11,11 @@ typedef struct smsc_knemlike_cache_entry entry_t;
 
 void smsc_knemlike_cache_init(struct smsc_knemlike_cache *cache,
                               const struct smsc_knemlike_cache_ops *ops, size_t max_entries,
-                              uint64_t max_bytes, uint64_t page_size)
+                              uint64_t max_bytes, uint64_t page_size, int hold)
 {
     memset(cache, 0, sizeof(*cache));
     cache->ops = *ops;
+    cache->hold = hold;
     cache->max_entries = max_entries;
     cache->max_bytes = max_bytes;
     cache->page_size = page_size ? page_size : 4096;
@@ -87,6 +88,9 @@ static int index_insert(struct smsc_knemlike_cache *cache, entry_t *e)
     cache->by_base[at] = e;
     cache->count++;
     cache->bytes += e->reg.len;
+    if (e->held) {
+        cache->stats.held_bytes += e->reg.len;
+    }
     if (e->reg.len > cache->longest) {
         cache->longest = e->reg.len;
     }
@@ -101,6 +105,9 @@ static void index_remove(struct smsc_knemlike_cache *cache, entry_t *e)
                     (cache->count - i - 1) * sizeof(entry_t *));
             cache->count--;
             cache->bytes -= e->reg.len;
+            if (e->held) {
+                cache->stats.held_bytes -= e->reg.len;
+            }
             return;
         }
     }
@@ -191,13 +198,24 @@ struct smsc_knemlike_cache_entry *smsc_knemlike_cache_acquire(struct smsc_knemli
     }
     e->reg.base = lo;
     e->reg.len = hi - lo;
-    *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, &e->reg.cookie);
-    /* The module's own limit of regions per file (its max_regions_per_file, which root may
-     * lower at run time) can be below ours: make room there from the unused end. */
-    while (-EMFILE == *err && NULL != cache->lru_tail) {
-        destroy_entry(cache, cache->lru_tail);
-        cache->stats.evictions++;
-        *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, &e->reg.cookie);
+    e->held = cache->hold;
+    *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, e->held, &e->reg.cookie);
+    /* The module's own limits can be below ours: its regions per file (max_regions_per_file,
+     * which root may lower at run time) and, for held regions, the process's RLIMIT_MEMLOCK.
+     * Make room there from the unused end. A region that still cannot hold its pages, or
+     * whose memory cannot be pinned as asked (read-only memory for a region peers may
+     * write, say), is made without: the kernel then finds its pages at each copy. */
+    for (;;) {
+        if ((-EMFILE == *err || -EDQUOT == *err) && NULL != cache->lru_tail) {
+            destroy_entry(cache, cache->lru_tail);
+            cache->stats.evictions++;
+        } else if (*err && -EMFILE != *err && e->held) {
+            e->held = 0;
+            cache->stats.unheld++;
+        } else {
+            break;
+        }
+        *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, e->held, &e->reg.cookie);
     }
     if (*err) {
         free(e);

@@ -5,9 +5,16 @@
  * when the count drops to zero) and evicted least-recently-used first when the entry or
  * byte limit is reached.
  *
- * Why a hit is safe: the kernel resolves a region's pages at every copy, so a region
- * names the owner's current memory at its addresses; a buffer freed and reallocated at
+ * Why a hit is safe: a region names the owner's current memory at its addresses, whether
+ * the kernel resolves its pages at each copy or holds them (KNEMLIKE_FLAG_HOLD_PAGES,
+ * dropped by an MMU notifier when the mapping changes): a buffer freed and reallocated at
  * the same address is read as it is now, never as it was (kmod/README.md, "Coherence").
+ *
+ * Held regions pin memory, counted against the process's RLIMIT_MEMLOCK: when the module
+ * refuses one over that limit (EDQUOT), unused entries are evicted, least recently used
+ * first, and the registration retried; with nothing left to evict, or when the memory
+ * cannot be pinned as asked (read-only memory: peers may write a registration), it is
+ * made without holding its pages (it still works, as a CMA-like copy).
  *
  * Pure C with the device behind two callbacks, so the logic is unit-tested on any host
  * (tests/unit/test_knemlike_cache.cc). Not thread-safe: the component serialises calls.
@@ -34,12 +41,14 @@ struct smsc_knemlike_reg {
 struct smsc_knemlike_cache_entry {
     struct smsc_knemlike_reg reg;
     unsigned in_use;
+    int held;                                              /* its region holds its pages */
     struct smsc_knemlike_cache_entry *lru_prev, *lru_next; /* only while in_use == 0 */
 };
 
 struct smsc_knemlike_cache_ops {
-    /* Create a region over [base, base + len); 0 and *cookie, or a negative errno. */
-    int (*create)(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie);
+    /* Create a region over [base, base + len), holding its pages if hold; 0 and *cookie,
+     * or a negative errno (-EDQUOT: holding would pass the memory-lock limit). */
+    int (*create)(void *ctx, uint64_t base, uint64_t len, int hold, uint64_t *cookie);
     /* Destroy a region; 0 or a negative errno. */
     int (*destroy)(void *ctx, uint64_t cookie);
     void *ctx;
@@ -47,6 +56,9 @@ struct smsc_knemlike_cache_ops {
 
 struct smsc_knemlike_cache_stats {
     uint64_t hits, misses, evictions, over_limit, failures;
+    uint64_t unheld;     /* registrations made without holding pages: over RLIMIT_MEMLOCK,
+                            or memory that cannot be pinned as asked */
+    uint64_t held_bytes; /* bytes of the entries that hold their pages, now */
 };
 
 struct smsc_knemlike_cache {
@@ -59,12 +71,13 @@ struct smsc_knemlike_cache {
     size_t max_entries;   /* 0: no limit */
     uint64_t max_bytes;   /* 0: no limit */
     uint64_t page_size;
+    int hold;             /* ask the module to hold the pages of new regions */
     struct smsc_knemlike_cache_stats stats;
 };
 
 void smsc_knemlike_cache_init(struct smsc_knemlike_cache *cache,
                               const struct smsc_knemlike_cache_ops *ops, size_t max_entries,
-                              uint64_t max_bytes, uint64_t page_size);
+                              uint64_t max_bytes, uint64_t page_size, int hold);
 
 /* The entry covering [addr, addr + size), created (page-aligned) if none does; its in-use
  * count is raised. NULL on failure, with *err the device's negative errno. */

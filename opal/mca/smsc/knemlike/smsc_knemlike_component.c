@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <linux/knemlike.h>
@@ -59,8 +60,8 @@ static int knemlike_component_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_READONLY, &c->device);
 
-    /* Cached regions pin nothing (the module resolves pages at copy time): an entry costs
-     * a kernel slot and 16 bytes. The module allows 65536 regions per open file. */
+    /* An entry costs a kernel slot (the module allows 65536 regions per open file) and,
+     * when it holds its pages, that memory pinned. */
     c->cache_max_entries = 4096;
     (void) mca_base_component_var_register(
         v, "cache_max_entries",
@@ -73,9 +74,18 @@ static int knemlike_component_register(void)
     c->cache_max_mb = 0;
     (void) mca_base_component_var_register(
         v, "cache_max_mb",
-        "Most MiB of address space the registration cache covers (0: no limit). Default: 0",
+        "Most MiB the registration cache covers (0: auto: the process's RLIMIT_MEMLOCK when "
+        "registrations hold their pages, else no limit). Default: 0",
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->cache_max_mb);
+
+    c->hold_pages = true;
+    (void) mca_base_component_var_register(
+        v, "hold_pages",
+        "Registrations keep their pages pinned (counted in RLIMIT_MEMLOCK) so that a repeated "
+        "copy pins nothing; false: pages are found at each copy, as CMA does. Default: true",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->hold_pages);
     return OPAL_SUCCESS;
 }
 
@@ -99,12 +109,14 @@ static int knemlike_component_close(void)
     if (0 <= c->fd) {
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, opal_smsc_base_framework.framework_output,
                             "smsc:knemlike: registration cache: %llu hits, %llu misses, "
-                            "%llu evictions, %llu over the limit, %llu failures",
+                            "%llu evictions, %llu over the limit, %llu failures, %llu not "
+                            "holding their pages",
                             (unsigned long long) c->cache.stats.hits,
                             (unsigned long long) c->cache.stats.misses,
                             (unsigned long long) c->cache.stats.evictions,
                             (unsigned long long) c->cache.stats.over_limit,
-                            (unsigned long long) c->cache.stats.failures);
+                            (unsigned long long) c->cache.stats.failures,
+                            (unsigned long long) c->cache.stats.unheld);
         smsc_knemlike_cache_fini(&c->cache);
     }
     knemlike_close_device();
@@ -207,17 +219,29 @@ static int knemlike_component_query(void)
     if (knemlike_self_test(detail, sizeof(detail))) {
         return knemlike_decline("self-test", detail);
     }
+    c->hold = c->hold_pages && (info.features & KNEMLIKE_FEATURE_HOLD_PAGES);
+    c->cache_max_bytes = (uint64_t) c->cache_max_mb << 20;
+    if (0 == c->cache_max_mb && c->hold) {
+        struct rlimit lock;
+        if (0 == getrlimit(RLIMIT_MEMLOCK, &lock) && RLIM_INFINITY != lock.rlim_cur) {
+            c->cache_max_bytes = lock.rlim_cur;
+        }
+    }
     opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_smsc_base_framework.framework_output,
-                        "smsc:knemlike: %s works (ABI %u, up to %u segments)", c->device,
-                        info.abi_version, info.max_segments);
+                        "smsc:knemlike: %s works (ABI %u, up to %u segments); registrations "
+                        "%s their pages, cache up to %llu bytes (0: no limit)",
+                        c->device, info.abi_version, info.max_segments,
+                        c->hold ? "hold" : "do not hold",
+                        (unsigned long long) c->cache_max_bytes);
     return OPAL_SUCCESS;
 }
 
-static void knemlike_register_pvar(const char *name, const char *what, unsigned long long *value)
+static void knemlike_register_pvar(const char *name, const char *what, unsigned long long *value,
+                                   int var_class)
 {
     (void) mca_base_component_pvar_register(
         &mca_smsc_knemlike_component.super.smsc_version, name, what, OPAL_INFO_LVL_4,
-        MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
         NULL, NULL, NULL, value);
 }
@@ -230,10 +254,15 @@ static mca_smsc_module_t *knemlike_component_enable(void)
     }
     mca_smsc_knemlike_cache_start();
     knemlike_register_pvar("cache_hits", "Registrations served by the registration cache",
-                           &c->pvar_hits);
+                           &c->pvar_hits, MCA_BASE_PVAR_CLASS_COUNTER);
     knemlike_register_pvar("cache_misses", "Registrations that created a region",
-                           &c->pvar_misses);
+                           &c->pvar_misses, MCA_BASE_PVAR_CLASS_COUNTER);
     knemlike_register_pvar("cache_evictions", "Cached regions destroyed to stay within limits",
-                           &c->pvar_evictions);
+                           &c->pvar_evictions, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("cache_unheld",
+                           "Registrations made without holding their pages (RLIMIT_MEMLOCK, read-only memory)",
+                           &c->pvar_unheld, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("cache_held_bytes", "Bytes the cached registrations hold pinned now",
+                           &c->pvar_held_bytes, MCA_BASE_PVAR_CLASS_SIZE);
     return &mca_smsc_knemlike_module;
 }

@@ -19,12 +19,14 @@
 
 #include <linux/knemlike.h>
 
-static int knemlike_region_create(void *ctx, uint64_t base, uint64_t len, uint64_t *cookie)
+static int knemlike_region_create(void *ctx, uint64_t base, uint64_t len, int hold,
+                                  uint64_t *cookie)
 {
     struct knemlike_segment seg = {.addr = base, .len = len};
     /* Peers may read (they get) and write (they put) the registered buffer. */
     struct knemlike_create req = {.segments = (uintptr_t) &seg, .nr_segments = 1,
-                                  .prot = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE};
+                                  .prot = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE,
+                                  .flags = hold ? KNEMLIKE_FLAG_HOLD_PAGES : 0};
     (void) ctx;
     if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_CREATE, &req)) {
         return -errno;
@@ -46,7 +48,7 @@ void mca_smsc_knemlike_cache_start(void)
     struct smsc_knemlike_cache_ops ops = {
         .create = knemlike_region_create, .destroy = knemlike_region_destroy, .ctx = NULL};
     smsc_knemlike_cache_init(&c->cache, &ops, (size_t) c->cache_max_entries,
-                             (uint64_t) c->cache_max_mb << 20, (uint64_t) getpagesize());
+                             c->cache_max_bytes, (uint64_t) getpagesize(), c->hold);
 }
 
 /* Our own class: libopen-pal does not export mca_smsc_endpoint_t's class to
@@ -147,6 +149,8 @@ static void knemlike_publish_stats(void)
     c->pvar_hits = c->cache.stats.hits;
     c->pvar_misses = c->cache.stats.misses;
     c->pvar_evictions = c->cache.stats.evictions;
+    c->pvar_unheld = c->cache.stats.unheld;
+    c->pvar_held_bytes = c->cache.stats.held_bytes;
 }
 
 static void *knemlike_register_region(void *local_address, size_t size)
