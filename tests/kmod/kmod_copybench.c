@@ -1,13 +1,17 @@
 /*
- * What one copy from another process's buffer costs: memcpy within one process (the
- * floor), process_vm_readv (CMA), knemlike's copy ioctl from a region that resolves its
- * pages at each copy and from one that holds them (KNEMLIKE_FLAG_HOLD_PAGES), at 4 KiB to
- * 64 MiB, the same buffers warm, the median of the repetitions in microseconds per copy
- * (each repetition times as many copies as make 16 MiB). Run where the module is
- * loaded at native speed (User-mode Linux: tests/kmod/run-uml-bench); in the QEMU guest
- * the numbers mean nothing. One line per size:
- *   size_bytes memcpy_us cma_us knemlike_us knemlike_held_us
- * (knemlike_held_us is nan where the module cannot hold pages: no MMU notifiers)
+ * What one copy between two processes costs: a system call that does nothing (getppid:
+ * the floor UML sets), memcpy within one process, process_vm_readv/writev (CMA) and
+ * knemlike's copy ioctl, from and to a region that finds its pages at each copy
+ * ("knemlike") and one that holds them (KNEMLIKE_FLAG_HOLD_PAGES, "held"), and a first
+ * copy of a fresh held region (create it over a buffer, copy from it once, destroy it:
+ * what a registration used once costs). 4 KiB to 64 MiB, the same buffers warm, the
+ * median of the repetitions in microseconds per copy (each repetition times as many
+ * copies as make 16 MiB). Every copy's bytes are checked. Run where the module is loaded
+ * at native speed (User-mode Linux: tests/kmod/run-uml-bench); in the QEMU guest the
+ * numbers mean nothing. One line per size:
+ *   size_bytes syscall memcpy cma_read knemlike_read held_read cma_write knemlike_write
+ *   held_write held_fresh
+ * (the held columns are nan where the module cannot hold pages: no MMU notifiers)
  *
  * kmod_copybench [--reps N] [--max-mib M]
  *
@@ -18,6 +22,7 @@
 #include <math.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -61,6 +66,7 @@ int main(int argc, char **argv)
     int to_child[2], to_parent[2];
     uint8_t *owner = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     uint64_t cookie[2] = {0, 0};
+    const uint32_t rw = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE;
 
     if (MAP_FAILED == owner || pipe(to_child) || pipe(to_parent)) {
         perror("kmod_copybench");
@@ -69,18 +75,17 @@ int main(int argc, char **argv)
     kl_fill(owner, max, 1);
     pid_t pid = fork();
     if (0 == pid) {
-        /* the owner: its buffer (made its own), a region over it, until told to go */
+        /* the owner: its buffer (made its own), two regions over it, until told to go */
         int fd = kl_open();
         char go;
         for (size_t i = 0; i < max; i += 4096) {
             owner[i] ^= 0; /* (write: copy-on-write gives the child pages of its own) */
         }
-        if (kl_create1(fd, owner, max, KNEMLIKE_PROT_READ, 0, &cookie[0])) {
+        if (kl_create1(fd, owner, max, rw, 0, &cookie[0])) {
             cookie[0] = 0;
         }
-        if (kl_create1(fd, owner, max, KNEMLIKE_PROT_READ, KNEMLIKE_FLAG_HOLD_PAGES,
-                       &cookie[1])) {
-            cookie[1] = 0; /* a kernel without MMU notifiers: that column is nan */
+        if (kl_create1(fd, owner, max, rw, KNEMLIKE_FLAG_HOLD_PAGES, &cookie[1])) {
+            cookie[1] = 0; /* a kernel without MMU notifiers: those columns are nan */
         }
         kl_xwrite(to_parent[1], cookie, sizeof(cookie));
         kl_xread(to_child[0], &go, 1);
@@ -90,43 +95,82 @@ int main(int argc, char **argv)
      * Yama restricts ptrace to descendants), its own open file */
     int fd = kl_open(), errors = 0;
     uint8_t *local = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *back = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     double *t = calloc(reps, sizeof(*t));
     kl_xread(to_parent[0], cookie, sizeof(cookie));
-    if (0 == cookie[0] || MAP_FAILED == local || NULL == t) {
+    if (0 == cookie[0] || MAP_FAILED == local || MAP_FAILED == back || NULL == t) {
         fprintf(stderr, "kmod_copybench: no region or no memory\n");
         return 2;
     }
     memset(local, 0, max);
-    printf("# size_bytes memcpy_us cma_us knemlike_us knemlike_held_us (median of %d)\n", reps);
+    memset(back, 0, max);
+    enum { SYSCALL, MEMCPY, CMA_R, KL_R, HELD_R, CMA_W, KL_W, HELD_W, FRESH, NCOL };
+    printf("# size_bytes syscall memcpy cma_read knemlike_read held_read cma_write "
+           "knemlike_write held_write held_fresh (us, median of %d)\n", reps);
     for (size_t size = 4096; size <= max; size *= 4) {
         /* enough operations per sample (16 MiB) that reading the clock, a system call
          * of its own where there is no vDSO (UML), does not count */
-        const int iters = size < ((size_t) 16 << 20) ? (int) (((size_t) 16 << 20) / size) : 1;
-        double us[4] = {0, 0, 0, NAN};
-        for (int how = 0; how < 4; ++how) {
-            if (3 == how && 0 == cookie[1]) {
-                break;
+        const int each = size < ((size_t) 16 << 20) ? (int) (((size_t) 16 << 20) / size) : 1;
+        double us[NCOL];
+        for (int how = 0; how < NCOL; ++how) {
+            int held = HELD_R == how || HELD_W == how || FRESH == how;
+            int write = CMA_W == how || KL_W == how || HELD_W == how;
+            us[how] = NAN;
+            if (held && 0 == cookie[1]) {
+                continue;
             }
+            if (write) {
+                kl_fill(local, size, (unsigned) (how + size)); /* what goes to the owner */
+            }
+            /* a system call alone: as many as make the clock's own call not count */
+            const int iters = SYSCALL == how ? 1000 : each;
             for (int r = 0; r < reps; ++r) {
                 struct iovec l = {local, size}, rm = {owner, size};
                 double t0 = now_us();
                 for (int k = 0; k < iters; ++k) {
-                    if (0 == how) {
-                        memcpy(local, owner, size);
-                    } else if (1 == how) {
+                    uint64_t fresh = 0;
+                    switch (how) {
+                    case SYSCALL: (void) syscall(SYS_getppid); break;
+                    case MEMCPY: memcpy(local, owner, size); break;
+                    case CMA_R:
                         errors += process_vm_readv(pid, &l, 1, &rm, 1, 0) != (ssize_t) size;
-                    } else {
-                        errors += 0 != kl_copy1(fd, cookie[how - 2], 0, local, size,
+                        break;
+                    case CMA_W:
+                        errors += process_vm_writev(pid, &l, 1, &rm, 1, 0) != (ssize_t) size;
+                        break;
+                    case KL_R: case HELD_R: case KL_W: case HELD_W:
+                        errors += 0 != kl_copy1(fd, cookie[HELD_R == how || HELD_W == how], 0,
+                                                local, size,
+                                                write ? KNEMLIKE_COPY_TO_REGION
+                                                      : KNEMLIKE_COPY_FROM_REGION);
+                        break;
+                    case FRESH: /* a registration used once: of this process's own buffer */
+                        errors += 0 != kl_create1(fd, owner, size, KNEMLIKE_PROT_READ,
+                                                  KNEMLIKE_FLAG_HOLD_PAGES, &fresh);
+                        errors += 0 != kl_copy1(fd, fresh, 0, local, size,
                                                 KNEMLIKE_COPY_FROM_REGION);
+                        errors += 0 != kl_destroy(fd, fresh);
+                        break;
                     }
                 }
                 t[r] = (now_us() - t0) / iters;
             }
             us[how] = median(t, reps);
-            errors += 0 != memcmp(local, owner, size);
+            if (write) { /* read the owner's memory back: it must hold what was written */
+                errors += 0 != kl_copy1(fd, cookie[0], 0, back, size, KNEMLIKE_COPY_FROM_REGION);
+                errors += 0 != memcmp(back, local, size);
+                /* and put its first contents back, which the reads compare with */
+                errors += 0 != kl_copy1(fd, cookie[0], 0, owner, size, KNEMLIKE_COPY_TO_REGION);
+            } else if (SYSCALL != how) {
+                errors += 0 != memcmp(local, owner, size);
+            }
             memset(local, 0, size);
         }
-        printf("%zu %.1f %.1f %.1f %.1f\n", size, us[0], us[1], us[2], us[3]);
+        printf("%zu", size);
+        for (int how = 0; how < NCOL; ++how) {
+            printf(" %.1f", us[how]);
+        }
+        printf("\n");
         fflush(stdout);
     }
     char go = 'q';

@@ -5,8 +5,10 @@
  * waiting for it, and once it has returned the copy must not read or write the region's
  * memory any more: after the fault is resolved, the copy fails, the owner's memory keeps
  * what the owner wrote after DESTROY, and the copier's buffer holds none of it.
+ * The owner killed while a copier is stalled: its memory is freed before the stall ends.
  * And bounded work: any signal stops a copy, which says how far it got and resumes from
- * there; one copy moves at most KNEMLIKE_MAX_COPY_BYTES.
+ * there, a copy of 2 GiB within 100 ms of one signal; one copy moves at most
+ * KNEMLIKE_MAX_COPY_BYTES.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -18,6 +20,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define PAGES 4
@@ -211,45 +214,206 @@ static void test_signal(void)
     signal(SIGUSR1, SIG_DFL);
 }
 
+/* Gigabytes on both sides from two buffers of 4 MiB: a region of nr times the same piece
+ * of own, and a local vector of nr times local. */
+struct repeated {
+    int fd;
+    size_t piece, nr;
+    uint8_t *own, *local;
+    struct knemlike_segment *rsegs, *lsegs;
+    uint64_t cookie;
+};
+
+static void repeated_open(struct repeated *r, size_t nr)
+{
+    r->fd = kl_open();
+    r->piece = (size_t) 4 << 20;
+    r->nr = nr;
+    r->own = malloc(r->piece);
+    r->local = malloc(r->piece);
+    r->rsegs = calloc(nr, sizeof(*r->rsegs));
+    r->lsegs = calloc(nr, sizeof(*r->lsegs));
+    r->cookie = 0;
+    kl_fill(r->own, r->piece, 3);
+    for (size_t i = 0; i < nr; ++i) {
+        r->rsegs[i] = (struct knemlike_segment){(uintptr_t) r->own, r->piece};
+        r->lsegs[i] = (struct knemlike_segment){(uintptr_t) r->local, r->piece};
+    }
+    CHECK_ERR(kl_create(r->fd, r->rsegs, (uint32_t) nr, KNEMLIKE_PROT_READ, 0, &r->cookie), 0,
+              "create a region of gigabytes over one buffer");
+}
+
+static void repeated_close(struct repeated *r)
+{
+    kl_destroy(r->fd, r->cookie);
+    close(r->fd);
+    free(r->rsegs);
+    free(r->lsegs);
+    free(r->own);
+    free(r->local);
+}
+
+/* Shmem in /proc/meminfo, in KiB: what tmpfs and memfd pages take. */
+static long shmem_kb(void)
+{
+    char line[128];
+    long kb = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    while (f && fgets(line, sizeof(line), f)) {
+        if (1 == sscanf(line, "Shmem: %ld kB", &kb)) {
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return kb;
+}
+
+/* The owner is killed while a copier is stalled on its own fault: the owner's memory
+ * (64 MiB of a memfd only its mapping keeps) is freed before the stall ends, since a
+ * copy holds the owner's address space only within a step. */
+static void test_owner_killed(void)
+{
+    const size_t len = (size_t) 64 << 20;
+    int up[2], uffd, cfd = kl_open();
+    uint8_t *local = stalling_buffer(&uffd);
+    uint64_t cookie = 0;
+    pthread_t t;
+
+    SECTION("the owner is killed while a copier is stalled on its own fault");
+    CHECK(0 == pipe(up), "pipe");
+    long before = shmem_kb();
+    pid_t owner = fork();
+    if (0 == owner) {
+        int ofd = kl_open(), mfd = (int) syscall(SYS_memfd_create, "kmod_revoke", 0);
+        uint8_t *mem = MAP_FAILED;
+        if (mfd >= 0 && 0 == ftruncate(mfd, (off_t) len)) {
+            mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+        }
+        if (MAP_FAILED == mem) {
+            _exit(2);
+        }
+        close(mfd); /* only the mapping keeps its pages now */
+        memset(mem, 0x77, len);
+        if (kl_create1(ofd, mem, len, KNEMLIKE_PROT_READ, 0, &cookie)) {
+            _exit(3);
+        }
+        kl_xwrite(up[1], &cookie, sizeof(cookie));
+        pause();
+        _exit(0);
+    }
+    kl_xread(up[0], &cookie, sizeof(cookie));
+    long with_owner = shmem_kb();
+    CHECK(with_owner - before >= 60 << 10, "the owner's 64 MiB do not show in Shmem (%ld kB)",
+          with_owner - before);
+    struct kl_copier c = {.fd = cfd, .cookie = cookie, .local = local, .len = PAGES * page,
+                          .dir = KNEMLIKE_COPY_FROM_REGION, .rc = 1};
+    pthread_create(&t, NULL, kl_copier_run, &c);
+    int stalled = fault_arrived(uffd, 10);
+    CHECK(stalled, "the copy did not stall on the copier's page");
+    kill(owner, SIGKILL);
+    waitpid(owner, NULL, 0);
+    long after = shmem_kb();
+    for (int i = 0; i < 200 && after - before >= 16 << 10; i++) {
+        usleep(10000);
+        after = shmem_kb();
+    }
+    CHECK(!c.done, "the copy ended before its fault was served");
+    CHECK(after - before < 16 << 10,
+          "the killed owner's memory is still allocated while the copier is stalled "
+          "(%ld kB above before)", after - before);
+    if (after - before < 16 << 10) {
+        printf("  ok: the killed owner's 64 MiB were freed while the copier was stalled\n");
+    }
+    if (stalled) {
+        resolve(uffd, local, 0xCC);
+    }
+    pthread_join(t, NULL);
+    CHECK(c.rc < 0, "the stalled copy finished with %d after its owner died", c.rc);
+    close(cfd);
+    close(uffd);
+    close(up[0]), close(up[1]);
+    munmap(local, PAGES * page);
+}
+
+/* A copy of a whole request (vectors on both sides) in a thread of its own. */
+struct vector_copier {
+    int fd;
+    struct knemlike_copy *req;
+    int rc;
+    volatile int done;
+};
+
+static void *vector_copier_run(void *arg)
+{
+    struct vector_copier *v = arg;
+    v->rc = kl_ioctl(v->fd, KNEMLIKE_IOC_COPY, v->req);
+    v->done = 1;
+    return NULL;
+}
+
+/* A single caught signal stops a copy of gigabytes within 100 ms: a copy checks for
+ * signals between steps of at most 128 pages. */
+static void test_signal_latency(void)
+{
+    struct repeated r;
+    struct sigaction sa = {.sa_handler = on_signal};
+    pthread_t t;
+
+    SECTION("one signal stops a copy of 2048 MiB within 100 ms");
+    sigaction(SIGUSR1, &sa, NULL);
+    repeated_open(&r, 512);
+    struct knemlike_copy req = {.cookie = r.cookie, .local_segments = (uintptr_t) r.lsegs,
+                                .nr_local_segments = (uint32_t) r.nr,
+                                .direction = KNEMLIKE_COPY_FROM_REGION};
+    struct vector_copier a = {.fd = r.fd, .req = &req};
+    pthread_create(&t, NULL, vector_copier_run, &a);
+    usleep(10000);
+    double t0 = now(), t1;
+    pthread_kill(t, SIGUSR1);
+    while (!a.done && now() - t0 < 30) {
+        usleep(100);
+    }
+    t1 = now();
+    pthread_join(t, NULL);
+    CHECK(-EINTR == a.rc, "the copy ended with %d, not EINTR", a.rc);
+    CHECK(t1 - t0 < 0.1, "the copy took %.3f s to stop after the signal", t1 - t0);
+    if (-EINTR == a.rc && t1 - t0 < 0.1) {
+        printf("  ok: EINTR %.1f ms after the signal, %llu bytes moved\n", (t1 - t0) * 1e3,
+               (unsigned long long) req.bytes);
+    }
+    repeated_close(&r);
+    signal(SIGUSR1, SIG_DFL);
+}
+
 /* One copy moves at most KNEMLIKE_MAX_COPY_BYTES, as read() does, and says so. The 2.5
  * GiB on each side are 640 segments over one 4 MiB buffer. */
 static void test_copy_cap(void)
 {
-    const size_t piece = (size_t) 4 << 20, nr = 640;
-    int fd = kl_open();
-    uint8_t *own = malloc(piece), *local = malloc(piece);
-    struct knemlike_segment *rsegs = calloc(nr, sizeof(*rsegs)), *lsegs = calloc(nr, sizeof(*lsegs));
-    uint64_t cookie = 0, bytes = 0;
+    struct repeated r;
+    uint64_t bytes = 0;
 
-    SECTION("a copy of %zu MiB moves KNEMLIKE_MAX_COPY_BYTES and reports it", nr * piece >> 20);
-    kl_fill(own, piece, 3);
-    for (size_t i = 0; i < nr; ++i) {
-        rsegs[i] = (struct knemlike_segment){(uintptr_t) own, piece};
-        lsegs[i] = (struct knemlike_segment){(uintptr_t) local, piece};
-    }
-    CHECK_ERR(kl_create(fd, rsegs, (uint32_t) nr, KNEMLIKE_PROT_READ, 0, &cookie), 0,
-              "create a region of 2.5 GiB");
-    CHECK_ERR(kl_copy(fd, cookie, 0, lsegs, (uint32_t) nr, KNEMLIKE_COPY_FROM_REGION, &bytes), 0,
-              "a copy of 2.5 GiB");
+    SECTION("a copy of 2560 MiB moves KNEMLIKE_MAX_COPY_BYTES and reports it");
+    repeated_open(&r, 640);
+    CHECK_ERR(kl_copy(r.fd, r.cookie, 0, r.lsegs, (uint32_t) r.nr, KNEMLIKE_COPY_FROM_REGION,
+                      &bytes), 0, "a copy of 2.5 GiB");
     CHECK(KNEMLIKE_MAX_COPY_BYTES == bytes, "copied %llu bytes, want %llu",
           (unsigned long long) bytes, (unsigned long long) KNEMLIKE_MAX_COPY_BYTES);
     if (KNEMLIKE_MAX_COPY_BYTES == bytes) {
         printf("  ok: short copy of %llu bytes\n", (unsigned long long) bytes);
     }
-    CHECK(0 == memcmp(local, own, piece), "data of the capped copy");
-    kl_destroy(fd, cookie);
-    close(fd);
-    free(rsegs);
-    free(lsegs);
-    free(own);
-    free(local);
+    CHECK(0 == memcmp(r.local, r.own, r.piece), "data of the capped copy");
+    repeated_close(&r);
 }
 
 int main(void)
 {
     page = sysconf(_SC_PAGESIZE);
     test_signal();
+    test_signal_latency();
     test_copy_cap();
+    test_owner_killed();
     one_case(KNEMLIKE_COPY_FROM_REGION, BY_DESTROY);
     one_case(KNEMLIKE_COPY_TO_REGION, BY_DESTROY);
     one_case(KNEMLIKE_COPY_FROM_REGION, BY_CLOSE);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# knemlike's copy at native speed, a short run: tests/kmod/run-uml-bench boots User-mode
+# Linux once (built from Debian's linux-source-6.1 with MMU notifiers, cached under
+# ~/.cache/smx; about 4 minutes the first time) and prints its table, 4 KiB to 16 MiB.
+# Every copy's bytes are checked by kmod_copybench (a wrong byte fails the run); here the
+# table must also hold every size with a number in every column, so that a module that
+# stopped holding pages, or a mechanism that stopped working, shows. Timings are printed,
+# not judged: one short boot of a noisy VM is not evidence (kmod/README.md has the table
+# of 5 boots).
+# SPDX-License-Identifier: BSD-3-Clause
+set -euo pipefail
+top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+if ! "$top/tests/kmod/run-uml-bench" --boots 1 --reps 3 --max-mib 16 --out "$out"; then
+	echo "FAIL: run-uml-bench did not run to its end"
+	exit 1
+fi
+rows=$(grep -c '^| [0-9]* [KM]iB |' "$out" || true)
+if [ "$rows" != 7 ]; then
+	echo "FAIL: the table has $rows sizes, expected 7 (4 KiB to 16 MiB)"
+	exit 1
+fi
+if grep '^| [0-9]* [KM]iB |' "$out" | cut -d'|' -f3-10 | grep -q -e nan -e ' - '; then
+	echo "FAIL: a mechanism has no time (nan): the module could not hold pages, or a copy failed"
+	exit 1
+fi
+echo "ok: UML benchmark ran: $rows sizes, every mechanism timed, every copy's bytes checked"
