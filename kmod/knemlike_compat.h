@@ -19,4 +19,23 @@ static inline long knemlike_pin_remote(struct mm_struct *mm, unsigned long start
 #endif
 }
 
+/* vm_flags became read-only, with setters, in 6.3. */
+static inline void knemlike_vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
+{
+#ifdef KNEMLIKE_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+static inline void knemlike_vm_flags_clear(struct vm_area_struct *vma, unsigned long flags)
+{
+#ifdef KNEMLIKE_HAVE_VM_FLAGS_SET
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
+}
+
 #endif /* KNEMLIKE_COMPAT_H */

@@ -55,7 +55,9 @@ struct knemlike_held {
 	struct mmu_interval_notifier mni;
 	struct rw_semaphore sem;
 	struct knemlike_pageset *set;	/* NULL: nothing held now */
+	struct knemlike_region *region;	/* whose pages these are (it outlives this) */
 	bool writable;			/* pinned for writing (the region allows PROT_WRITE) */
+	bool attached;			/* ever attached: its pages may be in peers' page tables */
 	unsigned long limit;		/* the owner's RLIMIT_MEMLOCK at creation, in pages */
 	u64 seg_first[];		/* per segment: index of its first page in set->pages */
 };
@@ -87,16 +89,23 @@ static bool knemlike_held_invalidate(struct mmu_interval_notifier *mni,
 				     unsigned long cur_seq)
 {
 	struct knemlike_held *held = container_of(mni, struct knemlike_held, mni);
+	bool attached = READ_ONCE(held->attached);
 	struct knemlike_pageset *set;
 
 	if (mmu_notifier_range_blockable(range))
 		down_write(&held->sem);
-	else if (!down_write_trylock(&held->sem))
-		return false;
+	else if (attached || !down_write_trylock(&held->sem))
+		return false;	/* unmapping the attachments sleeps: the reaper comes back */
 	mmu_interval_set_seq(mni, cur_seq);
 	set = held->set;
 	held->set = NULL;
+	attached = held->attached;
 	up_write(&held->sem);
+	/* No attachment maps these pages once this returns (nor, as set is NULL, maps them
+	 * again): done before they are unpinned, and before the owner's mapping changes.
+	 */
+	if (attached)
+		knemlike_attach_zap(held->region);
 	if (set) {
 		knemlike_count(held_drops);
 		llist_add(&set->dropped, &knemlike_dropped);
@@ -255,6 +264,7 @@ int knemlike_held_create(struct knemlike_region *region)
 	}
 	held->seg_first[region->nr_segments] = nr;
 	init_rwsem(&held->sem);
+	held->region = region;
 	held->writable = region->prot & KNEMLIKE_PROT_WRITE;
 	held->limit = capable(CAP_IPC_LOCK) ? ULONG_MAX : rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	err = mmu_interval_notifier_insert(&held->mni, region->mm, start, end - start,
@@ -304,7 +314,7 @@ void knemlike_held_destroy(struct knemlike_region *region)
  * say when a take can succeed. A take that fails costs a walk of the owner's mappings
  * (knemlike_held_mapped), no pin.
  */
-void knemlike_held_refresh(struct knemlike_region *region)
+int knemlike_held_refresh(struct knemlike_region *region)
 {
 	struct knemlike_held *held = region->held;
 	bool held_now;
@@ -312,8 +322,52 @@ void knemlike_held_refresh(struct knemlike_region *region)
 	down_read(&held->sem);
 	held_now = held->set;
 	up_read(&held->sem);
-	if (!held_now)
-		knemlike_held_take(region);
+	return held_now ? 0 : knemlike_held_take(region);
+}
+
+/* Pages dropped by a change of the mapping count against the owner's limit until the
+ * work item unpins them: a retake that found itself over the limit waits for that.
+ */
+void knemlike_held_flush(void)
+{
+	flush_work(&knemlike_dropped_work);
+}
+
+/* From now on a change of the owner's mapping also unmaps the region's attachments. */
+void knemlike_held_attach(struct knemlike_region *region)
+{
+	struct knemlike_held *held = region->held;
+
+	down_write(&held->sem);
+	held->attached = true;
+	up_write(&held->sem);
+}
+
+/*
+ * Map nr pages of the region, from its page first, into an attachment at addr (the
+ * caller holds the attachment's mmap lock and the region's revoke semaphore, with the
+ * region live). Returns -EAGAIN when nothing is held now, else 0 and the fault's result.
+ * Under held->sem (read): the notifier, which takes it for writing before it unmaps the
+ * attachments, either sees what is mapped here or comes first and leaves nothing held.
+ */
+int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
+		      unsigned long addr, unsigned long first, unsigned long nr,
+		      vm_fault_t *ret)
+{
+	struct knemlike_held *held = region->held;
+	unsigned long i;
+
+	down_read(&held->sem);
+	if (!held->set) {
+		up_read(&held->sem);
+		return -EAGAIN;
+	}
+	*ret = VM_FAULT_NOPAGE;
+	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++)
+		*ret = vmf_insert_pfn(vma, addr + i * PAGE_SIZE,
+				      page_to_pfn(held->set->pages[first + i]));
+	up_read(&held->sem);
+	return 0;
 }
 
 /*
@@ -355,13 +409,13 @@ long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
 			u64 len, u32 dir)
 {
-	struct knemlike_held *held = region->held;
 	const struct knemlike_segment *s = &region->segments[seg];
-	u64 first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
 	size_t roff = raddr & ~PAGE_MASK;
 	char __user *uptr = u64_to_user_ptr(laddr);
+	struct knemlike_held *held;
 	size_t head;
-	u64 done;
+	u64 done, first;
+	bool mapped;
 
 	if (!access_ok(uptr, len))
 		return -EFAULT;
@@ -372,6 +426,9 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 			up_read(&region->revoke);
 			return -ENOENT;
 		}
+		/* Only now: retiring frees region->held (and sets it NULL). */
+		held = region->held;
+		first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
 		down_read(&held->sem);
 		if (!held->set) {
 			up_read(&held->sem);
@@ -403,9 +460,17 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 		if (done)
 			return done;
 		/* The caller's first page is not mapped as needed: fault it in, holding nothing.
-		 * No GUP on an address outside a mapping (fixup_user_fault finds no VMA).
+		 * Only inside a mapping, as the other path does (knemlike_mapped): a fault in
+		 * the stack's guard gap would grow the stack where a plain region's copy says
+		 * EFAULT.
 		 */
 		head = min_t(u64, len, PAGE_SIZE - (laddr & ~PAGE_MASK));
+		if (mmap_read_lock_killable(current->mm))
+			return -EINTR;
+		mapped = knemlike_mapped(current->mm, laddr & PAGE_MASK, PAGE_ALIGN(laddr + head));
+		mmap_read_unlock(current->mm);
+		if (!mapped)
+			return -EFAULT;
 		if (dir == KNEMLIKE_COPY_FROM_REGION ? fault_in_safe_writeable(uptr, head) :
 						     fault_in_readable(uptr, head))
 			return -EFAULT;
@@ -432,8 +497,24 @@ void knemlike_held_destroy(struct knemlike_region *region)
 {
 }
 
-void knemlike_held_refresh(struct knemlike_region *region)
+int knemlike_held_refresh(struct knemlike_region *region)
 {
+	return -EOPNOTSUPP;
+}
+
+void knemlike_held_flush(void)
+{
+}
+
+void knemlike_held_attach(struct knemlike_region *region)
+{
+}
+
+int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
+		      unsigned long addr, unsigned long first, unsigned long nr,
+		      vm_fault_t *ret)
+{
+	return -EOPNOTSUPP;
 }
 
 long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,

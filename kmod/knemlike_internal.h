@@ -18,6 +18,8 @@
 #include <linux/uidgid.h>
 #include <linux/knemlike.h>
 
+struct file;
+
 /*
  * Module parameters (knemlike_main.c). Root may change them at run time, so each
  * request reads a limit once, with READ_ONCE(). Their setters keep them within the
@@ -51,6 +53,7 @@ struct knemlike_file {
 	struct mutex lock;		/* protects regions, nr_regions, region->file_link */
 	struct list_head regions;
 	unsigned int nr_regions;
+	struct list_head grants;	/* attachments being mapped (knemlike_attach.c) */
 };
 
 void knemlike_file_put(struct knemlike_file *kf);
@@ -75,6 +78,7 @@ struct knemlike_region {
 	u32 flags;			/* KNEMLIKE_FLAG_* */
 	atomic_t used;			/* single-use regions: claimed by a copy */
 	bool retired;			/* out of the index: copies stop before their next step */
+	bool attached;			/* ever attached: retiring unmaps its attachments */
 	struct rw_semaphore revoke;	/* read: a copy step; write: retiring (knemlike_copy.c) */
 	kuid_t owner_uid;		/* effective uid of the creator */
 	struct mm_struct *mm;		/* owner's address space (mmgrab'd) */
@@ -111,12 +115,26 @@ bool knemlike_mapped(struct mm_struct *mm, unsigned long start, unsigned long en
 /* knemlike_held.c */
 int knemlike_held_create(struct knemlike_region *region);
 void knemlike_held_destroy(struct knemlike_region *region);
-void knemlike_held_refresh(struct knemlike_region *region);
+int knemlike_held_refresh(struct knemlike_region *region);
+void knemlike_held_flush(void);
+void knemlike_held_attach(struct knemlike_region *region);
+int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
+		      unsigned long addr, unsigned long first, unsigned long nr,
+		      vm_fault_t *ret);
 long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 			struct page **local, size_t loff, u64 len, u32 dir);
 long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
 			u64 len, u32 dir);
 void knemlike_held_exit(void);
+
+/* knemlike_attach.c */
+int knemlike_attach_init(void);
+void knemlike_attach_exit(void);
+void knemlike_attach_open(struct file *file);
+int knemlike_attach(struct file *file, struct knemlike_attach *req);
+int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma);
+void knemlike_attach_zap(struct knemlike_region *region);
+void knemlike_attach_release(struct knemlike_file *kf);
 
 /* knemlike_stats.c: counters an administrator reads in sysfs. Per CPU, so that copies
  * on different CPUs never write the same cache line; sysfs shows the sum. Gauges
@@ -133,6 +151,9 @@ struct knemlike_stats {
 	s64 held_pages;		/* pinned now by regions that hold their pages */
 	s64 held_takes;		/* times a region took all its pages */
 	s64 held_drops;		/* times a change of the owner's mapping dropped them */
+	s64 attachments;	/* regions mapped into peers now (KNEMLIKE_IOC_ATTACH) */
+	s64 attach_faults;	/* touches of an attachment that mapped the owner's pages */
+	s64 attach_revokes;	/* times a region's attachments were unmapped */
 	s64 refused_bad_request;
 	s64 refused_limit;
 	s64 refused_no_region;

@@ -94,7 +94,9 @@ static int knemlike_open(struct inode *inode, struct file *file)
 	kref_init(&kf->ref);
 	mutex_init(&kf->lock);
 	INIT_LIST_HEAD(&kf->regions);
+	INIT_LIST_HEAD(&kf->grants);
 	file->private_data = kf;
+	knemlike_attach_open(file);
 	return 0;
 }
 
@@ -115,6 +117,7 @@ static int knemlike_release(struct inode *inode, struct file *file)
 {
 	struct knemlike_file *kf = file->private_data;
 
+	knemlike_attach_release(kf);
 	knemlike_file_release_regions(kf);
 	knemlike_file_put(kf);
 	return 0;
@@ -125,7 +128,8 @@ static long knemlike_ioctl_get_info(void __user *uarg)
 	struct knemlike_info info = {
 		.abi_version = KNEMLIKE_ABI_VERSION,
 		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING |
-			    (IS_ENABLED(CONFIG_MMU_NOTIFIER) ? KNEMLIKE_FEATURE_HOLD_PAGES : 0),
+			    (IS_ENABLED(CONFIG_MMU_NOTIFIER) ?
+			     KNEMLIKE_FEATURE_HOLD_PAGES | KNEMLIKE_FEATURE_ATTACH : 0),
 		.max_segments = READ_ONCE(knemlike_max_segments),
 		.max_regions_per_file = READ_ONCE(knemlike_max_regions_per_file),
 		.max_region_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20,
@@ -175,6 +179,24 @@ static long knemlike_ioctl_copy(void __user *uarg)
 	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : err;
 }
 
+static long knemlike_ioctl_attach(struct file *file, void __user *uarg)
+{
+	struct knemlike_attach req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	err = knemlike_attach(file, &req);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		/* The caller never learns where: take the mapping back. */
+		vm_munmap(req.map_addr, req.map_len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct knemlike_file *kf = file->private_data;
@@ -194,6 +216,9 @@ static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 	case KNEMLIKE_IOC_COPY:
 		err = knemlike_ioctl_copy(uarg);
 		break;
+	case KNEMLIKE_IOC_ATTACH:
+		err = knemlike_ioctl_attach(file, uarg);
+		break;
 	default:
 		err = -ENOTTY;
 		break;
@@ -206,6 +231,7 @@ static const struct file_operations knemlike_fops = {
 	.open = knemlike_open,
 	.release = knemlike_release,
 	.unlocked_ioctl = knemlike_ioctl,
+	.mmap = knemlike_attach_mmap,	/* only what KNEMLIKE_IOC_ATTACH grants */
 	.compat_ioctl = compat_ptr_ioctl,	/* every field is fixed-width */
 	.llseek = noop_llseek,
 };
@@ -232,6 +258,7 @@ static int __init knemlike_init(void)
 	BUILD_BUG_ON(sizeof(struct knemlike_create) != 32);
 	BUILD_BUG_ON(sizeof(struct knemlike_destroy) != 8);
 	BUILD_BUG_ON(sizeof(struct knemlike_copy) != 48);
+	BUILD_BUG_ON(sizeof(struct knemlike_attach) != 40);
 
 	if (!knemlike_max_user_kb)	/* not given at load: 1/32 of RAM, at least 1 MiB */
 		knemlike_max_user_kb = clamp_t(unsigned long,
@@ -246,13 +273,18 @@ static int __init knemlike_init(void)
 	err = knemlike_regions_init();
 	if (err)
 		goto out_file_cache;
-	err = misc_register(&knemlike_misc);
+	err = knemlike_attach_init();
 	if (err)
 		goto out_regions;
+	err = misc_register(&knemlike_misc);
+	if (err)
+		goto out_attach;
 	pr_info("knemlike: ABI %u, /dev/%s ready%s\n", KNEMLIKE_ABI_VERSION,
 		KNEMLIKE_DEVICE_NAME, knemlike_debug_slab ? " (debug_slab)" : "");
 	return 0;
 
+out_attach:
+	knemlike_attach_exit();
 out_regions:
 	knemlike_regions_exit();
 out_file_cache:
@@ -264,6 +296,7 @@ static void __exit knemlike_exit(void)
 {
 	misc_deregister(&knemlike_misc);
 	knemlike_held_exit();
+	knemlike_attach_exit();
 	knemlike_regions_exit();
 	kmem_cache_destroy(knemlike_file_cache);
 }

@@ -192,6 +192,9 @@ static void knemlike_region_retire(struct knemlike_region *region)
 	down_write(&region->revoke);
 	WRITE_ONCE(region->retired, true);
 	up_write(&region->revoke);
+	/* No fault maps its pages any more: unmap those mapped, in every process. */
+	if (READ_ONCE(region->attached))
+		knemlike_attach_zap(region);
 	/* No copy reads region->held any more: its pages go back now, not at the last put. */
 	knemlike_held_destroy(region);
 	xa_erase(&knemlike_regions, region->index);

@@ -74,6 +74,9 @@ KNEMLIKE_COUNTER_ATTR(pages_pinned);
 KNEMLIKE_COUNTER_ATTR(held_pages);
 KNEMLIKE_COUNTER_ATTR(held_takes);
 KNEMLIKE_COUNTER_ATTR(held_drops);
+KNEMLIKE_COUNTER_ATTR(attachments);
+KNEMLIKE_COUNTER_ATTR(attach_faults);
+KNEMLIKE_COUNTER_ATTR(attach_revokes);
 KNEMLIKE_COUNTER_ATTR(refused_bad_request);
 KNEMLIKE_COUNTER_ATTR(refused_limit);
 KNEMLIKE_COUNTER_ATTR(refused_no_region);
@@ -92,6 +95,9 @@ static struct attribute *knemlike_stats_attrs[] = {
 	&dev_attr_held_pages.attr,
 	&dev_attr_held_takes.attr,
 	&dev_attr_held_drops.attr,
+	&dev_attr_attachments.attr,
+	&dev_attr_attach_faults.attr,
+	&dev_attr_attach_revokes.attr,
 	&dev_attr_refused_bad_request.attr,
 	&dev_attr_refused_limit.attr,
 	&dev_attr_refused_no_region.attr,

@@ -4,14 +4,17 @@
  * knemlike's copy ioctl, from and to a region that finds its pages at each copy
  * ("knemlike") and one that holds them (KNEMLIKE_FLAG_HOLD_PAGES, "held"), and a first
  * copy of a fresh held region (create it over a buffer, copy from it once, destroy it:
- * what a registration used once costs). 4 KiB to 64 MiB, the same buffers warm, the
+ * what a registration used once costs), and an attachment of the held region
+ * (KNEMLIKE_IOC_ATTACH: a memcpy from and to the owner's pages mapped here, made once and
+ * touched before; a fresh attachment copied from once, which pays the faults of its first
+ * touch; an attachment made and unmapped untouched). 4 KiB to 64 MiB, the same buffers warm, the
  * median of the repetitions in microseconds per copy (each repetition times as many
  * copies as make 16 MiB). Every copy's bytes are checked. Run where the module is loaded
  * at native speed (User-mode Linux: tests/kmod/run-uml-bench); in the QEMU guest the
  * numbers mean nothing. One line per size:
  *   size_bytes syscall memcpy cma_read knemlike_read held_read cma_write knemlike_write
- *   held_write held_fresh
- * (the held columns are nan where the module cannot hold pages: no MMU notifiers)
+ *   held_write held_fresh attached_read attached_write attach_first attach_only
+ * (the held and attach columns are nan where the module cannot hold pages or map them)
  *
  * kmod_copybench [--reps N] [--max-mib M]
  *
@@ -104,9 +107,20 @@ int main(int argc, char **argv)
     }
     memset(local, 0, max);
     memset(back, 0, max);
-    enum { SYSCALL, MEMCPY, CMA_R, KL_R, HELD_R, CMA_W, KL_W, HELD_W, FRESH, NCOL };
+    /* the held region mapped here once, for the attached columns (none: nan) */
+    struct knemlike_attach att = {.cookie = cookie[1], .prot = rw};
+    uint8_t *mapped = NULL;
+    if (cookie[1] && 0 == kl_ioctl(fd, KNEMLIKE_IOC_ATTACH, &att)) {
+        mapped = (uint8_t *) (uintptr_t) att.addr;
+        for (size_t i = 0; i < max; i += 4096) { /* first touch: every page mapped */
+            errors += mapped[i] != owner[i];
+        }
+    }
+    enum { SYSCALL, MEMCPY, CMA_R, KL_R, HELD_R, CMA_W, KL_W, HELD_W, FRESH, ATT_R, ATT_W,
+           ATT_FIRST, ATT_ONLY, NCOL };
     printf("# size_bytes syscall memcpy cma_read knemlike_read held_read cma_write "
-           "knemlike_write held_write held_fresh (us, median of %d)\n", reps);
+           "knemlike_write held_write held_fresh attached_read attached_write attach_first "
+           "attach_only (us, median of %d)\n", reps);
     for (size_t size = 4096; size <= max; size *= 4) {
         /* enough operations per sample (16 MiB) that reading the clock, a system call
          * of its own where there is no vDSO (UML), does not count */
@@ -114,9 +128,10 @@ int main(int argc, char **argv)
         double us[NCOL];
         for (int how = 0; how < NCOL; ++how) {
             int held = HELD_R == how || HELD_W == how || FRESH == how;
-            int write = CMA_W == how || KL_W == how || HELD_W == how;
+            int attach = how >= ATT_R;
+            int write = CMA_W == how || KL_W == how || HELD_W == how || ATT_W == how;
             us[how] = NAN;
-            if (held && 0 == cookie[1]) {
+            if ((held && 0 == cookie[1]) || (attach && !mapped)) {
                 continue;
             }
             if (write) {
@@ -129,6 +144,8 @@ int main(int argc, char **argv)
                 double t0 = now_us();
                 for (int k = 0; k < iters; ++k) {
                     uint64_t fresh = 0;
+                    struct knemlike_attach a = {.cookie = cookie[1],
+                                                .prot = KNEMLIKE_PROT_READ};
                     switch (how) {
                     case SYSCALL: (void) syscall(SYS_getppid); break;
                     case MEMCPY: memcpy(local, owner, size); break;
@@ -151,6 +168,18 @@ int main(int argc, char **argv)
                                                 KNEMLIKE_COPY_FROM_REGION);
                         errors += 0 != kl_destroy(fd, fresh);
                         break;
+                    case ATT_R: memcpy(local, mapped, size); break;
+                    case ATT_W: memcpy(mapped, local, size); break;
+                    case ATT_FIRST: case ATT_ONLY: /* a new attachment, unmapped after */
+                        if (kl_ioctl(fd, KNEMLIKE_IOC_ATTACH, &a)) {
+                            errors++;
+                            break;
+                        }
+                        if (ATT_FIRST == how) {
+                            memcpy(local, (void *) (uintptr_t) a.addr, size);
+                        }
+                        errors += 0 != munmap((void *) (uintptr_t) a.map_addr, a.map_len);
+                        break;
                     }
                 }
                 t[r] = (now_us() - t0) / iters;
@@ -161,7 +190,7 @@ int main(int argc, char **argv)
                 errors += 0 != memcmp(back, local, size);
                 /* and put its first contents back, which the reads compare with */
                 errors += 0 != kl_copy1(fd, cookie[0], 0, owner, size, KNEMLIKE_COPY_TO_REGION);
-            } else if (SYSCALL != how) {
+            } else if (SYSCALL != how && ATT_ONLY != how) {
                 errors += 0 != memcmp(local, owner, size);
             }
             memset(local, 0, size);

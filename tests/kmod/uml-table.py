@@ -20,7 +20,8 @@ import statistics
 import sys
 
 COLS = ["syscall", "memcpy", "cma_read", "knemlike_read", "held_read", "cma_write",
-        "knemlike_write", "held_write", "held_fresh"]
+        "knemlike_write", "held_write", "held_fresh", "attached_read", "attached_write",
+        "attach_first", "attach_only"]
 
 
 def read(path):

@@ -66,6 +66,7 @@ struct knemlike_segment {
 #define KNEMLIKE_FEATURE_VECTOR_COPY	(1U << 0)	/* vectors on both sides */
 #define KNEMLIKE_FEATURE_FOLLOWS_MAPPING	(1U << 1)	/* copies see the owner's current mapping */
 #define KNEMLIKE_FEATURE_HOLD_PAGES	(1U << 2)	/* KNEMLIKE_FLAG_HOLD_PAGES is available */
+#define KNEMLIKE_FEATURE_ATTACH		(1U << 3)	/* KNEMLIKE_IOC_ATTACH is available */
 
 struct knemlike_info {
 	__u32 abi_version;		/* out: KNEMLIKE_ABI_VERSION of the module */
@@ -128,10 +129,44 @@ struct knemlike_copy {
 	__u64 bytes;		/* out: bytes copied (less than asked: see above) */
 };
 
+/*
+ * ATTACH: map a peer's region into the caller's address space, so that the caller reads
+ * (and, where allowed, writes) the owner's memory with plain loads and stores, no system
+ * call per copy. The region must hold its pages (KNEMLIKE_FLAG_HOLD_PAGES) and have one
+ * segment; the same checks as a copy apply (uid unless ANY_USER, protection), once, here.
+ * The module chooses the address: map_addr and map_len describe the whole mapping (page
+ * aligned, for munmap()), addr is the region's first byte in it. Detach with munmap();
+ * the mapping is not inherited by fork() and cannot be made writable or executable by
+ * mprotect() when it was not attached so.
+ *
+ * The mapping follows the owner: when the owner's mapping of the region changes (munmap,
+ * mremap, MADV_DONTNEED, mprotect, fork's copy-on-write, migration), the module unmaps
+ * the pages from every attachment before the owner's old pages can be reused, and the
+ * next touch maps the owner's current pages. A touch gets SIGBUS (BUS_ADRERR) when there
+ * is nothing to map: the region was destroyed, closed or used up (no touch reaches the
+ * owner's memory once DESTROY or close has returned, in any attachment of any process),
+ * the owner exited, or no longer has memory there with the region's access (what a copy
+ * reports as ENOENT, ESRCH or ESTALE), or holding the pages again would pass the
+ * owner's RLIMIT_MEMLOCK.
+ *
+ * Errors: EINVAL (prot without READ, unknown bits, a region without HOLD_PAGES or of
+ * more than one segment), ENOENT, EPERM, EACCES (WRITE on a region without
+ * PROT_WRITE), E2BIG (a region over 512 GiB), ENOMEM (no room in the address space).
+ */
+struct knemlike_attach {
+	__u64 cookie;		/* in: the region */
+	__u32 prot;		/* in: KNEMLIKE_PROT_READ, with KNEMLIKE_PROT_WRITE to store */
+	__u32 flags;		/* in: zero */
+	__u64 addr;		/* out: where the region's first byte is mapped */
+	__u64 map_addr;		/* out: start of the mapping (page aligned) */
+	__u64 map_len;		/* out: its length in bytes */
+};
+
 #define KNEMLIKE_IOC_MAGIC	0xB7
 #define KNEMLIKE_IOC_GET_INFO	_IOR(KNEMLIKE_IOC_MAGIC, 0x00, struct knemlike_info)
 #define KNEMLIKE_IOC_CREATE	_IOWR(KNEMLIKE_IOC_MAGIC, 0x01, struct knemlike_create)
 #define KNEMLIKE_IOC_DESTROY	_IOW(KNEMLIKE_IOC_MAGIC, 0x02, struct knemlike_destroy)
 #define KNEMLIKE_IOC_COPY	_IOWR(KNEMLIKE_IOC_MAGIC, 0x03, struct knemlike_copy)
+#define KNEMLIKE_IOC_ATTACH	_IOWR(KNEMLIKE_IOC_MAGIC, 0x04, struct knemlike_attach)
 
 #endif /* _UAPI_LINUX_KNEMLIKE_H */

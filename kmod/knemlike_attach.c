@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * knemlike: attachments -- a peer's region mapped into the caller (KNEMLIKE_IOC_ATTACH).
+ *
+ * Design. Every open file of the device shares one address_space, that of an inode of
+ * the module's own (a pseudo filesystem, as DRM does), and each region has a window of
+ * 512 GiB in it: its index times KNEMLIKE_WINDOW_SHIFT. An attachment is a shared
+ * mapping of that window, VM_PFNMAP: its page-table entries point at the pages the
+ * region holds (KNEMLIKE_FLAG_HOLD_PAGES) without taking a reference or a reverse map,
+ * as a device's memory would be mapped. Whatever may make those pages go -- a change of
+ * the owner's mapping (the region's MMU notifier), DESTROY, close, the owner's exit --
+ * first unmaps the window from every process that maps it, with unmap_mapping_range()
+ * on the shared address_space, and only then lets the pages go. A touch afterwards
+ * faults, and the fault handler maps the pages held then, or raises SIGBUS.
+ *
+ * Why not a page reference per mapped page (vm_insert_page): the owner's anonymous
+ * pages would gain a second, file-like reverse map in another process, which the kernel
+ * does not support; and it would keep the old pages alive after the owner's mapping
+ * changed, which is what coherence must prevent.
+ *
+ * Authority. The mmap offset is a region's window, which is guessable, so mmap() alone
+ * grants nothing: KNEMLIKE_IOC_ATTACH checks the cookie and the caller's rights, leaves a
+ * grant on the caller's open file and maps it with vm_mmap(); the mmap handler accepts
+ * only a window for which the same open file holds a grant, and consumes it.
+ *
+ * Locks. The fault handler runs under the attaching process's mmap lock; it takes the
+ * region's revoke semaphore and held->sem for reading, never an mmap lock of the owner's
+ * while it holds them. When nothing is held now it takes the pages again, after dropping
+ * its own mmap lock where the fault may be retried, so that two processes that attach
+ * each other's regions do not wait for each other's mmap locks.
+ */
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "knemlike_compat.h"
+#include "knemlike_internal.h"
+
+/* A region's window in the shared address_space: 512 GiB per index. */
+#define KNEMLIKE_WINDOW_SHIFT	39
+#define KNEMLIKE_FS_MAGIC	0x6b6e656dU	/* "knem" */
+/* A fault maps up to this many pages around the one touched (1 MiB with 4 KiB pages). */
+#define KNEMLIKE_FAULT_PAGES	256
+
+/*
+ * A region mapped into a process. References: its grant, until mmap takes it over;
+ * then each VMA that maps it (a split or mremap adds one, through vm_ops->open).
+ */
+struct knemlike_attachment {
+	struct kref ref;
+	struct knemlike_region *region;	/* referenced */
+	struct list_head grant_link;	/* in its file's grants until mapped */
+	unsigned long window;		/* pgoff of the region's first page */
+	unsigned long nr_pages;		/* pages the mapping spans */
+	bool writable;
+};
+
+static struct vfsmount *knemlike_mnt;
+static struct inode *knemlike_inode;
+
+static int knemlike_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, KNEMLIKE_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/* No .owner: the module's own mount would then hold the module forever. It is unmounted
+ * at exit, when no file (each of which holds the module) is open.
+ */
+static struct file_system_type knemlike_fs_type = {
+	.name = "knemlike",
+	.init_fs_context = knemlike_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+int knemlike_attach_init(void)
+{
+	knemlike_mnt = kern_mount(&knemlike_fs_type);
+	if (IS_ERR(knemlike_mnt))
+		return PTR_ERR(knemlike_mnt);
+	knemlike_inode = alloc_anon_inode(knemlike_mnt->mnt_sb);
+	if (IS_ERR(knemlike_inode)) {
+		kern_unmount(knemlike_mnt);
+		return PTR_ERR(knemlike_inode);
+	}
+	return 0;
+}
+
+void knemlike_attach_exit(void)
+{
+	iput(knemlike_inode);
+	kern_unmount(knemlike_mnt);
+}
+
+/* Every open file maps through the one address_space, so that one call finds all. */
+void knemlike_attach_open(struct file *file)
+{
+	file->f_mapping = knemlike_inode->i_mapping;
+}
+
+static unsigned long knemlike_window(const struct knemlike_region *region)
+{
+	return (unsigned long)region->index << (KNEMLIKE_WINDOW_SHIFT - PAGE_SHIFT);
+}
+
+/*
+ * Unmap the region from every attachment, in every process. Called before its pages
+ * may go (the notifier) and once it is retired (then nothing maps them again).
+ */
+void knemlike_attach_zap(struct knemlike_region *region)
+{
+	unmap_mapping_range(knemlike_inode->i_mapping,
+			    (loff_t)knemlike_window(region) << PAGE_SHIFT,
+			    1ULL << KNEMLIKE_WINDOW_SHIFT, 1);
+	knemlike_count(attach_revokes);
+}
+
+static void knemlike_attachment_free(struct kref *ref)
+{
+	struct knemlike_attachment *at = container_of(ref, struct knemlike_attachment, ref);
+
+	knemlike_region_put(at->region);
+	knemlike_count_add(attachments, -1);
+	kfree(at);
+}
+
+static void knemlike_attachment_put(struct knemlike_attachment *at)
+{
+	kref_put(&at->ref, knemlike_attachment_free);
+}
+
+/*
+ * Map the pages around the touched one, if the region is live and holds its pages.
+ * Returns -EAGAIN when nothing is held now, 0 with *ret set otherwise.
+ */
+static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment *at,
+			       vm_fault_t *ret)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct knemlike_region *region = at->region;
+	unsigned long page = vmf->pgoff - at->window;
+	unsigned long first = round_down(page, KNEMLIKE_FAULT_PAGES);
+	unsigned long addr = vmf->address - (page - first) * PAGE_SIZE;
+	unsigned long nr;
+	int err;
+
+	/* Around the touched page, within the mapping and the region. */
+	if (addr < vma->vm_start) {
+		first += (vma->vm_start - addr) >> PAGE_SHIFT;
+		addr = vma->vm_start;
+	}
+	nr = min3((unsigned long)KNEMLIKE_FAULT_PAGES - (first & (KNEMLIKE_FAULT_PAGES - 1)),
+		  at->nr_pages - first, (vma->vm_end - addr) >> PAGE_SHIFT);
+	down_read(&region->revoke);
+	if (READ_ONCE(region->retired)) {
+		*ret = VM_FAULT_SIGBUS;
+		err = 0;
+	} else {
+		err = knemlike_held_map(region, vma, addr, first, nr, ret);
+	}
+	up_read(&region->revoke);
+	if (!err && *ret == VM_FAULT_NOPAGE)
+		knemlike_count(attach_faults);
+	return err;
+}
+
+/* Hold the region's pages again; 0, or the errno that a copy would report. */
+static int knemlike_attach_take(struct knemlike_region *region)
+{
+	int err, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		down_read(&region->revoke);
+		err = READ_ONCE(region->retired) ? -ENOENT : knemlike_held_refresh(region);
+		up_read(&region->revoke);
+		if (err == -EDQUOT)	/* the dropped pages may not be uncharged yet */
+			knemlike_held_flush();
+		else if (err != -EAGAIN)	/* -EAGAIN: the mapping changed meanwhile */
+			break;
+		if (fatal_signal_pending(current))
+			break;
+	}
+	return err;
+}
+
+static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
+{
+	struct knemlike_attachment *at = vmf->vma->vm_private_data;
+	struct knemlike_region *region = at->region;
+	vm_fault_t ret;
+
+	if (vmf->pgoff - at->window >= at->nr_pages)
+		return VM_FAULT_SIGBUS;
+	if (!knemlike_attach_map(vmf, at, &ret))
+		return ret;
+	/*
+	 * Nothing held: the owner's mapping changed since. Take the pages again, from the
+	 * owner's mapping as it is now. When the fault may be retried, drop our mmap lock
+	 * first (the region is kept by a reference: the VMA may go meanwhile) and have the
+	 * fault start over. Otherwise, or when it was retried already and the pages were
+	 * dropped again meanwhile, take them with the lock held.
+	 */
+	if ((vmf->flags & FAULT_FLAG_ALLOW_RETRY) && !(vmf->flags & FAULT_FLAG_TRIED)) {
+		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+			return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
+		kref_get(&region->ref);
+		mmap_read_unlock(vmf->vma->vm_mm);
+		knemlike_attach_take(region);
+		knemlike_region_put(region);
+		return VM_FAULT_RETRY;
+	}
+	if (knemlike_attach_take(region))
+		return VM_FAULT_SIGBUS;
+	if (knemlike_attach_map(vmf, at, &ret))
+		return VM_FAULT_SIGBUS;	/* dropped again at once: let the process see it */
+	return ret;
+}
+
+static void knemlike_attach_vm_open(struct vm_area_struct *vma)
+{
+	struct knemlike_attachment *at = vma->vm_private_data;
+
+	kref_get(&at->ref);
+}
+
+static void knemlike_attach_vm_close(struct vm_area_struct *vma)
+{
+	knemlike_attachment_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct knemlike_attach_vm_ops = {
+	.open = knemlike_attach_vm_open,
+	.close = knemlike_attach_vm_close,
+	.fault = knemlike_attach_fault,
+};
+
+/*
+ * mmap of the device: only the window of a grant this open file holds, whole, with no
+ * more access than the grant's. Returns -EACCES otherwise (a guessed window included).
+ */
+int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct knemlike_file *kf = file->private_data;
+	struct knemlike_attachment *at, *found = NULL;
+	unsigned long pages = vma_pages(vma);
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EACCES;
+	mutex_lock(&kf->lock);
+	list_for_each_entry(at, &kf->grants, grant_link) {
+		if (at->window == vma->vm_pgoff && at->nr_pages == pages &&
+		    (at->writable || !(vma->vm_flags & VM_WRITE))) {
+			list_del_init(&at->grant_link);
+			found = at;
+			break;
+		}
+	}
+	mutex_unlock(&kf->lock);
+	if (!found)
+		return -EACCES;
+	knemlike_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	/* Never executable (READ_IMPLIES_EXEC asks for it), writable only as granted. */
+	knemlike_vm_flags_clear(vma, VM_EXEC | VM_MAYEXEC | (found->writable ? 0 : VM_MAYWRITE));
+	vma->vm_private_data = found;	/* the grant's reference passes to the VMA */
+	vma->vm_ops = &knemlike_attach_vm_ops;
+	return 0;
+}
+
+static int knemlike_attach_check(struct knemlike_region *region, u32 prot)
+{
+	if (!(region->flags & KNEMLIKE_FLAG_HOLD_PAGES) || region->nr_segments != 1)
+		return -EINVAL;
+	if (!(region->flags & KNEMLIKE_FLAG_ANY_USER) && !uid_eq(current_euid(), region->owner_uid))
+		return -EPERM;
+	if ((prot & region->prot) != prot)
+		return -EACCES;
+	if (region->len > (1ULL << KNEMLIKE_WINDOW_SHIFT) - PAGE_SIZE)
+		return -E2BIG;
+	return 0;
+}
+
+int knemlike_attach(struct file *file, struct knemlike_attach *req)
+{
+	const u32 prot_all = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE;
+	struct knemlike_file *kf = file->private_data;
+	struct knemlike_region *region;
+	struct knemlike_attachment *at;
+	const struct knemlike_segment *seg;
+	unsigned long addr, len;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_MMU_NOTIFIER))
+		return -EOPNOTSUPP;
+	if (req->flags || !(req->prot & KNEMLIKE_PROT_READ) || (req->prot & ~prot_all))
+		return -EINVAL;
+	region = knemlike_region_get(req->cookie);
+	if (!region)
+		return -ENOENT;
+	err = knemlike_attach_check(region, req->prot);
+	if (err)
+		goto out_put;
+	at = kzalloc(sizeof(*at), GFP_KERNEL_ACCOUNT);
+	if (!at) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	seg = &region->segments[0];
+	len = PAGE_ALIGN(seg->addr + seg->len) - (seg->addr & PAGE_MASK);
+	kref_init(&at->ref);
+	at->region = region;	/* our reference passes to the attachment */
+	at->window = knemlike_window(region);
+	at->nr_pages = len >> PAGE_SHIFT;
+	at->writable = req->prot & KNEMLIKE_PROT_WRITE;
+	knemlike_count(attachments);
+	/* Before any page of it can be mapped, the notifier learns to unmap attachments,
+	 * and retiring it will (knemlike_region.c).
+	 */
+	down_read(&region->revoke);
+	if (!READ_ONCE(region->retired)) {
+		knemlike_held_attach(region);
+		WRITE_ONCE(region->attached, true);
+	} else {
+		err = -ENOENT;
+	}
+	up_read(&region->revoke);
+	if (err) {
+		knemlike_attachment_put(at);
+		return err;
+	}
+	/* One reference is the grant's; this one keeps at while the mapping is made (once
+	 * mapped, another thread may unmap it at once).
+	 */
+	kref_get(&at->ref);
+	mutex_lock(&kf->lock);
+	list_add(&at->grant_link, &kf->grants);
+	mutex_unlock(&kf->lock);
+	addr = vm_mmap(file, 0, len, PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED,
+		       (unsigned long)at->window << PAGE_SHIFT);
+	/* Not mapped (or another thread's mmap took the grant): take the grant back. */
+	mutex_lock(&kf->lock);
+	if (!list_empty(&at->grant_link)) {
+		list_del_init(&at->grant_link);
+		knemlike_attachment_put(at);	/* the grant's, not the last */
+		if (!IS_ERR_VALUE(addr))
+			addr = -EAGAIN;
+	}
+	mutex_unlock(&kf->lock);
+	if (!IS_ERR_VALUE(addr)) {
+		req->map_addr = addr;
+		req->map_len = len;
+		req->addr = addr + (seg->addr & ~PAGE_MASK);
+	}
+	knemlike_attachment_put(at);
+	return IS_ERR_VALUE(addr) ? (int)addr : 0;
+
+out_put:
+	knemlike_region_put(region);
+	return err;
+}
+
+/* The file is closing: grants never mapped go. (Mappings hold the file open.) */
+void knemlike_attach_release(struct knemlike_file *kf)
+{
+	struct knemlike_attachment *at, *next;
+
+	mutex_lock(&kf->lock);
+	list_for_each_entry_safe(at, next, &kf->grants, grant_link) {
+		list_del_init(&at->grant_link);
+		knemlike_attachment_put(at);
+	}
+	mutex_unlock(&kf->lock);
+}
