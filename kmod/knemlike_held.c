@@ -47,6 +47,7 @@ struct knemlike_pageset {
 	struct llist_node dropped;
 	struct mm_struct *mm;		/* mmgrab'd: charged to its pinned_vm */
 	unsigned long nr;
+	bool writable;			/* pinned for writing: copies may go to the region */
 	bool dirty;			/* peers may have written: unpin dirty */
 	struct page *pages[];
 };
@@ -139,12 +140,33 @@ static bool knemlike_held_mapped(struct mm_struct *mm, unsigned long start,
 	return true;
 }
 
-/* Pin every page of the region, in order, from the owner's mapping as it is now. */
-static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pageset *set)
+/* Whether every segment of the region lies in mappings that allow reading (and writing). */
+static bool knemlike_held_all_mapped(struct knemlike_region *region, bool writable)
+{
+	u32 i;
+
+	for (i = 0; i < region->nr_segments; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+
+		if (!knemlike_held_mapped(region->mm, seg->addr & PAGE_MASK,
+					  PAGE_ALIGN(seg->addr + seg->len), writable))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Pin every page of the region, in order, from the owner's mapping as it is now: for
+ * writing if the region allows it, or, with read_only_ok, for reading only when the
+ * owner's memory has become read-only (set->writable false: copies from the region and
+ * read-only attachments go on, copies to it report ESTALE as before).
+ */
+static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pageset *set,
+			     bool read_only_ok)
 {
 	struct knemlike_held *held = region->held;
-	unsigned int gup_flags = FOLL_LONGTERM | (held->writable ? FOLL_WRITE : 0);
 	struct mm_struct *mm = region->mm;
+	unsigned int gup_flags;
 	unsigned long done = 0;
 	u32 i;
 	int err = 0;
@@ -155,15 +177,14 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
 		mmput(mm);
 		return -EINTR;
 	}
-	for (i = 0; i < region->nr_segments; i++) {
-		const struct knemlike_segment *seg = &region->segments[i];
-
-		if (!knemlike_held_mapped(mm, seg->addr & PAGE_MASK,
-					  PAGE_ALIGN(seg->addr + seg->len), held->writable)) {
+	set->writable = held->writable;
+	if (!knemlike_held_all_mapped(region, set->writable)) {
+		set->writable = false;
+		if (!held->writable || !read_only_ok || !knemlike_held_all_mapped(region, false))
 			err = -ESTALE;
-			break;
-		}
 	}
+	set->dirty = set->writable;
+	gup_flags = FOLL_LONGTERM | (set->writable ? FOLL_WRITE : 0);
 	for (i = 0; i < region->nr_segments && !err; i++) {
 		const struct knemlike_segment *seg = &region->segments[i];
 		unsigned long first = seg->addr & PAGE_MASK;
@@ -195,7 +216,7 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
  * Returns 0 (held), -EDQUOT (over the owner's RLIMIT_MEMLOCK), -EAGAIN (the mapping
  * changed while they were being taken) or the errno of the pin.
  */
-static int knemlike_held_take(struct knemlike_region *region)
+static int knemlike_held_take(struct knemlike_region *region, bool read_only_ok)
 {
 	struct knemlike_held *held = region->held;
 	unsigned long nr = held->seg_first[region->nr_segments];
@@ -213,10 +234,9 @@ static int knemlike_held_take(struct knemlike_region *region)
 		goto out_uncharge;
 	}
 	set->nr = nr;
-	set->dirty = held->writable;
 	set->mm = region->mm;
 	seq = mmu_interval_read_begin(&held->mni);
-	err = knemlike_held_pin(region, set);
+	err = knemlike_held_pin(region, set, read_only_ok);
 	if (err)
 		goto out_free;
 	mmgrab(set->mm);
@@ -275,7 +295,7 @@ int knemlike_held_create(struct knemlike_region *region)
 	}
 	region->held = held;
 	do {
-		err = knemlike_held_take(region);
+		err = knemlike_held_take(region, false);	/* PROT_WRITE needs writable memory */
 	} while (err == -EAGAIN && !fatal_signal_pending(current));
 	if (err) {
 		knemlike_held_destroy(region);
@@ -322,7 +342,7 @@ int knemlike_held_refresh(struct knemlike_region *region)
 	down_read(&held->sem);
 	held_now = held->set;
 	up_read(&held->sem);
-	return held_now ? 0 : knemlike_held_take(region);
+	return held_now ? 0 : knemlike_held_take(region, true);
 }
 
 /* Pages dropped by a change of the mapping count against the owner's limit until the
@@ -362,7 +382,9 @@ int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma
 		up_read(&held->sem);
 		return -EAGAIN;
 	}
-	*ret = VM_FAULT_NOPAGE;
+	/* A writable attachment of memory the owner made read-only: no store may reach it. */
+	*ret = (vma->vm_flags & VM_WRITE) && !held->set->writable ? VM_FAULT_SIGBUS :
+								     VM_FAULT_NOPAGE;
 	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++)
 		*ret = vmf_insert_pfn(vma, addr + i * PAGE_SIZE,
 				      page_to_pfn(held->set->pages[first + i]));
@@ -384,7 +406,7 @@ long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 	size_t roff = raddr & ~PAGE_MASK;
 
 	down_read(&held->sem);
-	if (!held->set) {
+	if (!held->set || (dir == KNEMLIKE_COPY_TO_REGION && !held->set->writable)) {
 		up_read(&held->sem);
 		return -EAGAIN;
 	}
@@ -430,7 +452,7 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 		held = region->held;
 		first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
 		down_read(&held->sem);
-		if (!held->set) {
+		if (!held->set || (dir == KNEMLIKE_COPY_TO_REGION && !held->set->writable)) {
 			up_read(&held->sem);
 			up_read(&region->revoke);
 			return -EAGAIN;

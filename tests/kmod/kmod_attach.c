@@ -367,6 +367,16 @@ static void writable(int fd)
         printf("  ok: the owner reads what the peer stored, and nothing outside the region "
                "changed\n");
     }
+    /* The owner makes its memory read-only: a read-only attachment goes on reading it,
+     * a writable one gets SIGBUS (no store may reach it). */
+    struct peer ro = peer_start(0);
+    CHECK_ERR(peer_do(&ro, CMD_ATTACH, cookie, RD, 0).rc, 0, "attach for reading");
+    CHECK(0 == mprotect(buf, LEN, PROT_READ), "mprotect READ");
+    peer_sees(&ro, want + HEAD, "the owner's memory made read-only, read-only attachment");
+    peer_faults(&p, SIGBUS, "the owner's memory made read-only, writable attachment");
+    CHECK(0 == mprotect(buf, LEN, PROT_READ | PROT_WRITE), "mprotect RW");
+    peer_sees(&p, want + HEAD, "the owner's memory writable again, writable attachment");
+    peer_stop(&ro);
     free(want);
     peer_stop(&p);
     kl_destroy(fd, cookie);

@@ -93,9 +93,10 @@ struct knemlike_info {
  * is worth caching). The pages count in the creator's pinned memory (VmPin) against its
  * RLIMIT_MEMLOCK (EDQUOT over it; no limit with CAP_IPC_LOCK). Copies still follow the
  * mapping: any change of the owner's mapping over the span of the segments drops the
- * pages, and the next copy takes them again from the current mapping (or, when it
- * cannot, copies as a region without the flag does, with the same errors). CREATE needs
- * the memory mapped, and writable for PROT_WRITE (EFAULT otherwise).
+ * pages, and the next copy takes them again from the current mapping (for reading only
+ * if the owner made it read-only; or, when it cannot, copies as a region without the
+ * flag does, with the same errors). CREATE needs the memory mapped, and writable for
+ * PROT_WRITE (EFAULT otherwise).
  */
 #define KNEMLIKE_FLAG_SINGLE_USE	(1U << 0)
 #define KNEMLIKE_FLAG_ANY_USER		(1U << 1)
@@ -145,9 +146,9 @@ struct knemlike_copy {
  * next touch maps the owner's current pages. A touch gets SIGBUS (BUS_ADRERR) when there
  * is nothing to map: the region was destroyed, closed or used up (no touch reaches the
  * owner's memory once DESTROY or close has returned, in any attachment of any process),
- * the owner exited, or no longer has memory there with the region's access (what a copy
- * reports as ENOENT, ESRCH or ESTALE), or holding the pages again would pass the
- * owner's RLIMIT_MEMLOCK.
+ * the owner exited, or no longer has readable memory there (what a copy reports as
+ * ENOENT, ESRCH or ESTALE), or, for a writable attachment, no longer writable memory,
+ * or holding the pages again would pass the owner's RLIMIT_MEMLOCK.
  *
  * Errors: EINVAL (prot without READ, unknown bits, a region without HOLD_PAGES or of
  * more than one segment), ENOENT, EPERM, EACCES (WRITE on a region without
