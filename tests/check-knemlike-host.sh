@@ -51,6 +51,8 @@ expect "a device that is not knemlike is reported as an interface mismatch" \
 expect "no message when knemlike was not asked for" "!knemlike" --mca smsc ^cma
 expect "a negative cache limit is refused by name" "Parameter: smsc_knemlike_cache_max_entries" \
 	--mca smsc_knemlike_cache_max_entries -1
+expect "a negative attachment limit is refused by name" "Parameter: smsc_knemlike_attach_max" \
+	--mca smsc_knemlike_attach_max -1
 
 # The shim: open() of $fake gives /dev/null, whose GET_INFO answers ABI (ours + 1).
 smsc_dir=$build/tests/smsc

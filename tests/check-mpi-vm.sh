@@ -31,12 +31,14 @@ mkdir -p "$build/tests/smsc"
 
 suite="$top/tests/mpi/run-suite --quick"
 script=""
-# Around a run that must use the module: its copy counter must move in between.
-copies_before() { script+="before=\$(cat /sys/class/misc/knemlike/stats/copies); "; }
+# Around a run that must use the module: its copies (the ioctl) or the touches of its
+# attachments (a mapped registration: a copy is then a memcpy) must move in between.
+used='$(($(cat /sys/class/misc/knemlike/stats/copies) + $(cat /sys/class/misc/knemlike/stats/attach_faults)))'
+copies_before() { script+="before=$used; "; }
 copies_after() { # copies_after LABEL
-	script+="n=\$((\$(cat /sys/class/misc/knemlike/stats/copies) - before)); "
-	script+="if [ \$n -gt 0 ]; then echo \"ok: $1 copied through knemlike \$n times\"; "
-	script+="else echo 'FAIL: $1 never copied through knemlike'; status=1; fi; "
+	script+="n=\$(($used - before)); "
+	script+="if [ \$n -gt 0 ]; then echo \"ok: $1 used knemlike \$n times (copies, attachment faults)\"; "
+	script+="else echo 'FAIL: $1 never used knemlike'; status=1; fi; "
 }
 for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MPI_CONFIGS_NP4); do
 	np=${run%%:*}
@@ -59,10 +61,19 @@ script+="dp=\$((\$(cat \$st/pages_pinned) - p0)); dt=\$((\$(cat \$st/held_takes)
 script+="if [ \$dt -ge 1 ] && [ \$dp -lt 256 ]; then "
 script+="echo \"ok: held registrations: \$dt takes, \$dp pages pinned by copies\"; "
 script+="else echo \"FAIL: held registrations: \$dt takes, \$dp pages pinned by copies\"; status=1; fi; "
+# The same through attachments (smsc_knemlike_attach_max, off by default): the receiver
+# copies through one mapping of the sender's registration, also after the sender's pages
+# were replaced (every byte checked).
+script+="echo '== attachments (sm + knemlike, smsc_knemlike_attach_max 256)'; "
+script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "
+script+="--mca smsc_knemlike_attach_max 256 $build/tests/smsc/cache_hits --expect-attach || status=1; "
 # Every region went with its job: nothing may be left registered.
 script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "
 script+="[ \"\$live\" = 0 ] || { echo 'FAIL: regions left registered after the jobs ended'; status=1; }; "
+script+="att=\$(cat /sys/class/misc/knemlike/stats/attachments); "
+script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/attach_faults) attachment faults, \$att attachments left\"; "
+script+="[ \"\$att\" = 0 ] || { echo 'FAIL: attachments left after the jobs ended'; status=1; }; "
 # Under valgrind's memcheck, data the module copied into a rank must read as initialised
 # there (smsc/knemlike tells memcheck what the kernel wrote): collectives receives into
 # buffers it never wrote, then checks them. Both users of knemlike, btl/smx and stock sm;

@@ -12,6 +12,9 @@ Ratios, each from the medians of the same run:
                 bytes, as a share of what CMA costs beyond them;
   fresh/cma     a first copy of a fresh held region (create, copy, destroy: two system
                 calls more than a copy, which are taken off) against CMA.
+A second table, for attachments: a copy through the mapping against a memcpy within one
+process and against CMA, and what attaching (with the faults of a first copy) costs
+against one copy ioctl from a held region.
 Exit status 1 if a file holds no complete table (a boot that failed).
 """
 import argparse
@@ -79,6 +82,23 @@ def main():
                            m[c["cma_write"]], m[c["held_write"]], m[c["held_fresh"]],
                            ratio(hr, cr), ratio(m[c["held_write"]], m[c["cma_write"]]), net,
                            excess, ratio(m[c["held_fresh"]] - 2 * sc, cr)))
+    if any(not math.isnan(med[s][c["attached_read"]]) for s in sizes):
+        print()
+        print("Attachments (KNEMLIKE_IOC_ATTACH): a copy from or to the held region mapped "
+              "here is a memcpy; 'first' is attach + a copy that faults the pages in + "
+              "munmap, 'attach only' is attach + munmap untouched.")
+        print()
+        print("| size | memcpy | attached read | attached write | CMA read | held read | "
+              "first (attach, copy, unmap) | attach only | attached/memcpy | CMA/attached | "
+              "first/held read |")
+        print("| ---: " * 11 + "|")
+        for s in sizes:
+            m = med[s]
+            ar, mc = m[c["attached_read"]], m[c["memcpy"]]
+            print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |" % (
+                size_name(s), mc, ar, m[c["attached_write"]], m[c["cma_read"]],
+                m[c["held_read"]], m[c["attach_first"]], m[c["attach_only"]], ratio(ar, mc),
+                ratio(m[c["cma_read"]], ar), ratio(m[c["attach_first"]], m[c["held_read"]])))
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
@@ -87,6 +107,7 @@ def main():
         for name, label in [("memcpy", "memcpy (one process)"), ("cma_read", "CMA"),
                             ("knemlike_read", "knemlike"), ("held_read", "knemlike, held"),
                             ("held_fresh", "knemlike, fresh held region"),
+                            ("attached_read", "knemlike, attached (memcpy)"),
                             ("syscall", "one system call")]:
             pts = [(s, med[s][c[name]]) for s in sizes if med[s][c[name]] > 0]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)

@@ -6,7 +6,10 @@
  * its new contents (the cache hit on a recycled address is correct by construction: the
  * module copies through the owner's current mapping). Every round fills the buffer with a
  * pattern that depends on the position and the round, and the receiver checks every byte,
- * so a stale page, a page from the old mapping or shifted data shows.
+ * so a stale page, a page from the old mapping or shifted data shows. With --expect-attach
+ * the receiver must have copied through one mapping of the sender's registration
+ * (smsc_knemlike_attaches, attach_hits): the remapped rounds then also show that the
+ * mapping follows the sender's new pages.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -112,9 +115,12 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct counter hits_counter, misses_counter;
+    int expect_attach = argc > 1 && 0 == strcmp(argv[1], "--expect-attach");
+    struct counter hits_counter, misses_counter, attach_hits_counter, attaches_counter;
     counter_start(&hits_counter, "smsc_knemlike_cache_hits");
     counter_start(&misses_counter, "smsc_knemlike_cache_misses");
+    counter_start(&attach_hits_counter, "smsc_knemlike_attach_hits");
+    counter_start(&attaches_counter, "smsc_knemlike_attaches");
 
     uint8_t *buf = map_buffer(NULL, 0);
     for (int r = 0; r < ROUNDS; ++r) {
@@ -150,6 +156,16 @@ int main(int argc, char **argv)
     if (0 != rank) {
         counter_read(&hits_counter);
         counter_read(&misses_counter);
+    }
+    unsigned long long attach_hits = counter_read(&attach_hits_counter);
+    unsigned long long attaches = counter_read(&attaches_counter);
+    if (1 == rank) {
+        printf("cache_hits: rank 1: %llu copies through %llu mapping(s) of rank 0's "
+               "registrations\n", attach_hits, attaches);
+        if (expect_attach && (attaches < 1 || attaches > 3 || attach_hits < ROUNDS - 2)) {
+            fprintf(stderr, "cache_hits: FAIL: expected the copies through one mapping\n");
+            errors++;
+        }
     }
     int total = 0;
     MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

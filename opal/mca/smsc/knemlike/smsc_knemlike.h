@@ -12,6 +12,7 @@
 #include "opal/mca/smsc/smsc.h"
 #include "opal/mca/threads/mutex.h"
 
+#include "smsc_knemlike_attach.h"
 #include "smsc_knemlike_cache.h"
 
 /* valgrind's memcheck cannot see what the kernel does in our ioctl: a copy from a peer
@@ -24,9 +25,11 @@
 #    define SMSC_KNEMLIKE_WRITTEN(addr, len) ((void) VALGRIND_MAKE_MEM_DEFINED((addr), (len)))
 #    define SMSC_KNEMLIKE_CHECK_DEFINED(addr, len) \
         ((void) VALGRIND_CHECK_MEM_IS_DEFINED((addr), (len)))
+#    define SMSC_KNEMLIKE_UNDER_VALGRIND (0 != RUNNING_ON_VALGRIND)
 #else
 #    define SMSC_KNEMLIKE_WRITTEN(addr, len) ((void) 0)
 #    define SMSC_KNEMLIKE_CHECK_DEFINED(addr, len) ((void) 0)
+#    define SMSC_KNEMLIKE_UNDER_VALGRIND 0
 #endif
 
 BEGIN_C_DECLS
@@ -39,22 +42,29 @@ struct mca_smsc_knemlike_component_t {
     int cache_max_entries;        /* smsc_knemlike_cache_max_entries, 0: no limit */
     unsigned long cache_max_mb;   /* smsc_knemlike_cache_max_mb, 0: auto */
     bool hold_pages;              /* smsc_knemlike_hold_pages */
+    int attach_max;               /* smsc_knemlike_attach_max, 0: copies by ioctl only */
 
     /* state, valid once query succeeded */
     int fd;
     opal_mutex_t lock;            /* serialises the registration cache */
     struct smsc_knemlike_cache cache;
     int hold;                     /* hold_pages, and the module can */
+    int attach;                   /* attach_max > 0, and the module can (not under valgrind) */
+    struct smsc_knemlike_attach_cache attachments;
     uint64_t cache_max_bytes;     /* cache_max_mb, or what auto came to; 0: no limit */
     unsigned long long pvar_hits, pvar_misses, pvar_evictions, pvar_unheld, pvar_held_bytes;
+    unsigned long long pvar_attach_hits, pvar_attaches, pvar_attach_evictions,
+        pvar_attach_refused;
 };
 typedef struct mca_smsc_knemlike_component_t mca_smsc_knemlike_component_t;
 
 OPAL_DECLSPEC extern mca_smsc_knemlike_component_t mca_smsc_knemlike_component;
 extern mca_smsc_module_t mca_smsc_knemlike_module;
 
-/* Start the registration cache over the open device (smsc_knemlike_module.c). */
+/* Start the registration and attachment caches over the open device
+ * (smsc_knemlike_module.c); stop them (the component's close). */
 void mca_smsc_knemlike_cache_start(void);
+void mca_smsc_knemlike_cache_stop(void);
 
 END_C_DECLS
 

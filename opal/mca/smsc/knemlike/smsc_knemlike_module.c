@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/knemlike.h>
@@ -42,13 +43,90 @@ static int knemlike_region_destroy(void *ctx, uint64_t cookie)
     return ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_DESTROY, &req) ? -errno : 0;
 }
 
+/* Map a peer's region here, readable and writable (registrations allow both). */
+static int knemlike_region_attach(void *ctx, uint64_t cookie, char **addr, void **map_addr,
+                                  size_t *map_len)
+{
+    struct knemlike_attach req = {.cookie = cookie,
+                                  .prot = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE};
+    (void) ctx;
+    if (ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_ATTACH, &req)) {
+        return -errno;
+    }
+    *addr = (char *) (uintptr_t) req.addr;
+    *map_addr = (void *) (uintptr_t) req.map_addr;
+    *map_len = (size_t) req.map_len;
+    return 0;
+}
+
+static void knemlike_region_detach(void *ctx, void *map_addr, size_t map_len)
+{
+    (void) ctx;
+    (void) munmap(map_addr, map_len);
+}
+
 void mca_smsc_knemlike_cache_start(void)
 {
     mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
     struct smsc_knemlike_cache_ops ops = {
         .create = knemlike_region_create, .destroy = knemlike_region_destroy, .ctx = NULL};
+    struct smsc_knemlike_attach_ops attach_ops = {
+        .attach = knemlike_region_attach, .detach = knemlike_region_detach, .ctx = NULL};
     smsc_knemlike_cache_init(&c->cache, &ops, (size_t) c->cache_max_entries,
                              c->cache_max_bytes, (uint64_t) getpagesize(), c->hold);
+    if (c->attach
+        && 0 != smsc_knemlike_attach_init(&c->attachments, &attach_ops, (size_t) c->attach_max)) {
+        c->attach = 0;
+    }
+}
+
+void mca_smsc_knemlike_cache_stop(void)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    if (c->attach) {
+        smsc_knemlike_attach_fini(&c->attachments);
+        c->attach = 0;
+    }
+    smsc_knemlike_cache_fini(&c->cache);
+}
+
+static void knemlike_publish_attach_stats(void)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    c->pvar_attach_hits = c->attachments.stats.hits;
+    c->pvar_attaches = c->attachments.stats.attaches;
+    c->pvar_attach_evictions = c->attachments.stats.evictions;
+    c->pvar_attach_refused = c->attachments.stats.refused;
+}
+
+/* A copy through an attachment of the peer's region (made now if new): a memcpy. Returns
+ * false when there is none (the module refused it, or every entry is in use): the caller
+ * then copies through the ioctl. */
+static bool knemlike_copy_attached(const struct smsc_knemlike_reg *reg, void *local_address,
+                                   uint64_t offset, size_t size, uint32_t direction)
+{
+    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
+    struct smsc_knemlike_attachment *at;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    at = smsc_knemlike_attach_acquire(&c->attachments, reg->cookie, reg->base, reg->len);
+    knemlike_publish_attach_stats();
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (NULL == at) {
+        return false;
+    }
+    const bool mapped = NULL != at->addr;
+    if (mapped) {
+        if (KNEMLIKE_COPY_FROM_REGION == direction) {
+            memcpy(local_address, at->addr + offset, size);
+        } else {
+            memcpy(at->addr + offset, local_address, size);
+        }
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    smsc_knemlike_attach_release(&c->attachments, at);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return mapped;
 }
 
 /* Our own class: libopen-pal does not export mca_smsc_endpoint_t's class to
@@ -93,6 +171,10 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
     }
     req.cookie = reg->cookie;
     req.offset = remote - reg->base;
+    if (mca_smsc_knemlike_component.attach
+        && knemlike_copy_attached(reg, local_address, req.offset, size, direction)) {
+        return OPAL_SUCCESS;
+    }
     if (KNEMLIKE_COPY_TO_REGION == direction) {
         /* what the kernel will read here, checked as valgrind checks a write() */
         SMSC_KNEMLIKE_CHECK_DEFINED(local_address, size);
