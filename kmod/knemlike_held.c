@@ -104,8 +104,12 @@ static bool knemlike_held_invalidate(struct mmu_interval_notifier *mni,
 	up_write(&held->sem);
 	/* No attachment maps these pages once this returns (nor, as set is NULL, maps them
 	 * again): done before they are unpinned, and before the owner's mapping changes.
+	 * With nothing held, no attachment maps anything (a fault maps only held pages, and
+	 * whoever dropped them unmapped it before unpinning them): no call then, which also
+	 * keeps this from running inside another region's unmapping of attachments (an
+	 * attachment of one region where the owner of another had its memory).
 	 */
-	if (attached)
+	if (attached && set)
 		knemlike_attach_zap(held->region);
 	if (set) {
 		knemlike_count(held_drops);
