@@ -135,7 +135,8 @@ static void knemlike_attachment_put(struct knemlike_attachment *at)
 
 /*
  * Map the pages around the touched one, if the region is live and holds its pages.
- * Returns -EAGAIN when nothing is held now, 0 with *ret set otherwise.
+ * Returns -EAGAIN when nothing is held now, -ENOENT when what is held has a hole at the
+ * touched page, 0 with *ret set otherwise.
  */
 static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment *at,
 			       vm_fault_t *ret)
@@ -160,7 +161,7 @@ static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment 
 		*ret = VM_FAULT_SIGBUS;
 		err = 0;
 	} else {
-		err = knemlike_held_map(region, vma, addr, first, nr, ret);
+		err = knemlike_held_map(region, vma, addr, first, nr, page, ret);
 	}
 	up_read(&region->revoke);
 	if (!err && *ret == VM_FAULT_NOPAGE)
@@ -168,14 +169,18 @@ static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment 
 	return err;
 }
 
-/* Hold the region's pages again; 0, or the errno that a copy would report. */
-static int knemlike_attach_take(struct knemlike_region *region)
+/*
+ * Hold the region's pages again, for a touch of its page: those the owner has memory
+ * at, holes elsewhere. 0, or the errno that a copy would report.
+ */
+static int knemlike_attach_take(struct knemlike_region *region, unsigned long page)
 {
 	int err, tries;
 
 	for (tries = 0; tries < 3; tries++) {
 		down_read(&region->revoke);
-		err = READ_ONCE(region->retired) ? -ENOENT : knemlike_held_refresh(region);
+		err = READ_ONCE(region->retired) ? -ENOENT :
+						   knemlike_held_refresh_at(region, page);
 		up_read(&region->revoke);
 		if (err == -EDQUOT)	/* the dropped pages may not be uncharged yet */
 			knemlike_held_flush();
@@ -191,29 +196,31 @@ static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 {
 	struct knemlike_attachment *at = vmf->vma->vm_private_data;
 	struct knemlike_region *region = at->region;
+	unsigned long page = vmf->pgoff - at->window;
 	vm_fault_t ret;
 
-	if (vmf->pgoff - at->window >= at->nr_pages)
+	if (page >= at->nr_pages)
 		return VM_FAULT_SIGBUS;
 	if (!knemlike_attach_map(vmf, at, &ret))
 		return ret;
 	/*
-	 * Nothing held: the owner's mapping changed since. Take the pages again, from the
-	 * owner's mapping as it is now. When the fault may be retried, drop our mmap lock
-	 * first (the region is kept by a reference: the VMA may go meanwhile) and have the
-	 * fault start over. Otherwise, or when it was retried already and the pages were
-	 * dropped again meanwhile, take them with the lock held.
+	 * Nothing held (the owner's mapping changed since), or a hole where the owner had
+	 * no memory when the pages were last taken: take them again, from the owner's
+	 * mapping as it is now. When the fault may be retried, drop our mmap lock first
+	 * (the region is kept by a reference: the VMA may go meanwhile) and have the fault
+	 * start over. Otherwise, or when it was retried already and the pages were dropped
+	 * again meanwhile, take them with the lock held. A hole that is one still: SIGBUS.
 	 */
 	if ((vmf->flags & FAULT_FLAG_ALLOW_RETRY) && !(vmf->flags & FAULT_FLAG_TRIED)) {
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
 		kref_get(&region->ref);
 		mmap_read_unlock(vmf->vma->vm_mm);
-		knemlike_attach_take(region);
+		knemlike_attach_take(region, page);
 		knemlike_region_put(region);
 		return VM_FAULT_RETRY;
 	}
-	if (knemlike_attach_take(region))
+	if (knemlike_attach_take(region, page))
 		return VM_FAULT_SIGBUS;
 	if (knemlike_attach_map(vmf, at, &ret))
 		return VM_FAULT_SIGBUS;	/* dropped again at once: let the process see it */

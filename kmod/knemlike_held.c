@@ -34,6 +34,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -47,6 +48,7 @@ struct knemlike_pageset {
 	struct llist_node dropped;
 	struct mm_struct *mm;		/* mmgrab'd: charged to its pinned_vm */
 	unsigned long nr;
+	unsigned long holes;		/* pages the owner had no memory at: NULL, not pinned */
 	bool writable;			/* pinned for writing: copies may go to the region */
 	bool dirty;			/* peers may have written: unpin dirty */
 	struct page *pages[];
@@ -60,16 +62,39 @@ struct knemlike_held {
 	bool writable;			/* pinned for writing (the region allows PROT_WRITE) */
 	bool attached;			/* ever attached: its pages may be in peers' page tables */
 	unsigned long limit;		/* the owner's RLIMIT_MEMLOCK at creation, in pages */
+	struct knemlike_span *spans;	/* the segments' pages, sorted and merged */
+	u32 nr_spans;
 	u64 seg_first[];		/* per segment: index of its first page in set->pages */
+};
+
+/* Pages [start, end) of the owner's, as addresses: a segment's, or several merged. */
+struct knemlike_span {
+	unsigned long start, end;
 };
 
 static LLIST_HEAD(knemlike_dropped);
 
+/* Unpin the runs of pinned pages of set->pages[0, nr), holes skipped. */
+static void knemlike_unpin_runs(struct page **pages, unsigned long nr, bool dirty)
+{
+	unsigned long i = 0, run;
+
+	while (i < nr) {
+		for (run = 0; i + run < nr && pages[i + run]; run++)
+			;
+		if (run)
+			unpin_user_pages_dirty_lock(pages + i, run, dirty);
+		i += run + 1;	/* past the run and the hole after it */
+	}
+}
+
 static void knemlike_pageset_release(struct knemlike_pageset *set)
 {
-	unpin_user_pages_dirty_lock(set->pages, set->nr, set->dirty);
-	atomic64_sub(set->nr, &set->mm->pinned_vm);
-	knemlike_count_add(held_pages, -(s64)set->nr);
+	unsigned long pinned = set->nr - set->holes;
+
+	knemlike_unpin_runs(set->pages, set->nr, set->dirty);
+	atomic64_sub(pinned, &set->mm->pinned_vm);
+	knemlike_count_add(held_pages, -(s64)pinned);
 	mmdrop(set->mm);
 	kvfree(set);
 }
@@ -85,6 +110,53 @@ static void knemlike_release_dropped(struct work_struct *work)
 
 static DECLARE_WORK(knemlike_dropped_work, knemlike_release_dropped);
 
+/*
+ * Whether [start, end) meets a page of the region's. The notifier covers the span from
+ * its first segment's start to its last's end, and changes in the gaps between segments
+ * (another allocation's, or an attachment mapped there) concern it not: those leave its
+ * pages held.
+ */
+static bool knemlike_held_meets(const struct knemlike_held *held, unsigned long start,
+				unsigned long end)
+{
+	u32 lo = 0, hi = held->nr_spans;
+
+	/* The last span that starts before end, if any, is the only one that may meet it:
+	 * spans are sorted and disjoint, so every earlier one ends before that one starts.
+	 */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (held->spans[mid].start < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && held->spans[lo - 1].end > start;
+}
+
+/*
+ * Whether a set of a one-segment region (the only kind that has holes) has no page held
+ * in [start, end): then a change there concerns none of its pages. Scans the range's
+ * entries, so only when the set has holes.
+ */
+static bool knemlike_set_all_holes(const struct knemlike_held *held,
+				   const struct knemlike_pageset *set, unsigned long start,
+				   unsigned long end)
+{
+	unsigned long base = held->spans[0].start, i, last;
+
+	if (!set->holes || held->region->nr_segments != 1)
+		return false;
+	i = (max(start, base) - base) >> PAGE_SHIFT;
+	last = min((end - base + PAGE_SIZE - 1) >> PAGE_SHIFT, set->nr);
+	for (; i < last; i++) {
+		if (set->pages[i])
+			return false;
+	}
+	return true;
+}
+
 static bool knemlike_held_invalidate(struct mmu_interval_notifier *mni,
 				     const struct mmu_notifier_range *range,
 				     unsigned long cur_seq)
@@ -93,21 +165,33 @@ static bool knemlike_held_invalidate(struct mmu_interval_notifier *mni,
 	bool attached = READ_ONCE(held->attached);
 	struct knemlike_pageset *set;
 
+	/* Not a page of ours: nothing to drop, and a take meanwhile may stand. */
+	if (!knemlike_held_meets(held, range->start, range->end))
+		return true;
 	if (mmu_notifier_range_blockable(range))
 		down_write(&held->sem);
 	else if (attached || !down_write_trylock(&held->sem))
 		return false;	/* unmapping the attachments sleeps: the reaper comes back */
 	mmu_interval_set_seq(mni, cur_seq);
 	set = held->set;
+	if (set && knemlike_set_all_holes(held, set, range->start, range->end)) {
+		up_write(&held->sem);	/* no page of it is held there: it stays */
+		return true;
+	}
 	held->set = NULL;
 	attached = held->attached;
 	up_write(&held->sem);
 	/* No attachment maps these pages once this returns (nor, as set is NULL, maps them
 	 * again): done before they are unpinned, and before the owner's mapping changes.
 	 * With nothing held, no attachment maps anything (a fault maps only held pages, and
-	 * whoever dropped them unmapped it before unpinning them): no call then, which also
-	 * keeps this from running inside another region's unmapping of attachments (an
-	 * attachment of one region where the owner of another had its memory).
+	 * whoever dropped them unmapped it before unpinning them): no call then.
+	 *
+	 * This never runs inside another unmapping of attachments (which holds the shared
+	 * address_space's i_mmap_rwsem for reading; a second read under a waiting writer
+	 * would deadlock): that unmaps a VM_PFNMAP mapping, in a gap between our segments
+	 * (ignored above) or over one of them, and then the pages we held there were dropped
+	 * when that mapping replaced the owner's memory, and cannot be taken again from it
+	 * (knemlike_held_vma_ok refuses VM_PFNMAP): set is NULL, or has holes there only.
 	 */
 	if (attached && set)
 		knemlike_attach_zap(held->region);
@@ -123,6 +207,14 @@ static const struct mmu_interval_notifier_ops knemlike_held_ops = {
 	.invalidate = knemlike_held_invalidate,
 };
 
+/* Whether a mapping of the owner's can be held: readable, and memory, not a device's. */
+static bool knemlike_held_vma_ok(const struct vm_area_struct *vma, bool writable)
+{
+	unsigned long need = VM_READ | (writable ? VM_WRITE : 0);
+
+	return (vma->vm_flags & need) == need && !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+}
+
 /* Whether [start, end) is all inside mappings of mm (its mmap lock held) that allow
  * reading, and writing if asked: checked for the whole region before any page is pinned,
  * so that a take that cannot succeed (the memory gone, or made read-only or PROT_NONE)
@@ -131,13 +223,10 @@ static const struct mmu_interval_notifier_ops knemlike_held_ops = {
 static bool knemlike_held_mapped(struct mm_struct *mm, unsigned long start,
 				 unsigned long end, bool writable)
 {
-	unsigned long need = VM_READ | (writable ? VM_WRITE : 0);
-
 	while (start < end) {
 		struct vm_area_struct *vma = find_vma(mm, start);
 
-		if (!vma || vma->vm_start > start || (vma->vm_flags & need) != need ||
-		    (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+		if (!vma || vma->vm_start > start || !knemlike_held_vma_ok(vma, writable))
 			return false;
 		start = vma->vm_end;
 	}
@@ -159,14 +248,93 @@ static bool knemlike_held_all_mapped(struct knemlike_region *region, bool writab
 	return true;
 }
 
+/* Whether every mapping of the owner's that meets the region allows writing (holes
+ * aside): a set with holes is pinned for writing when the memory there is.
+ */
+static bool knemlike_held_present_writable(struct knemlike_region *region)
+{
+	u32 i;
+
+	for (i = 0; i < region->nr_segments; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+		unsigned long start = seg->addr & PAGE_MASK;
+		unsigned long end = PAGE_ALIGN(seg->addr + seg->len);
+		struct vm_area_struct *vma;
+
+		for (; start < end; start = vma->vm_end) {
+			vma = find_vma(region->mm, start);
+			if (!vma || vma->vm_start >= end)
+				break;
+			if (knemlike_held_vma_ok(vma, false) && !(vma->vm_flags & VM_WRITE))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Pin the pages of [first, end) that lie in mappings that can be held; the others are
+ * holes (NULL). Counts the holes in set->holes. Returns the pages done, or an errno.
+ */
+static long knemlike_held_pin_holes(struct mm_struct *mm, unsigned long first,
+				    unsigned long end, unsigned int gup_flags,
+				    struct knemlike_pageset *set, unsigned long done)
+{
+	bool writable = gup_flags & FOLL_WRITE;
+
+	while (first < end) {
+		struct vm_area_struct *vma = find_vma(mm, first);
+		unsigned long stop, n;
+		long got;
+
+		if (!vma || vma->vm_start >= end)
+			stop = end;		/* nothing mapped from here to the end */
+		else if (vma->vm_start > first)
+			stop = vma->vm_start;	/* nothing mapped before this mapping */
+		else if (!knemlike_held_vma_ok(vma, writable))
+			stop = min(end, vma->vm_end);
+		else
+			stop = first;
+		if (stop > first) {
+			n = (stop - first) >> PAGE_SHIFT;
+			memset(set->pages + done, 0, n * sizeof(*set->pages));
+			set->holes += n;
+			done += n;
+			first = stop;
+			continue;
+		}
+		n = (min(end, vma->vm_end) - first) >> PAGE_SHIFT;
+		got = knemlike_pin_remote(mm, first, n, gup_flags, set->pages + done);
+		if (got < 0 && got != -EFAULT)
+			return got;
+		if (got <= 0) {		/* a page GUP will not give: a hole */
+			set->pages[done++] = NULL;
+			set->holes++;
+			got = 1;
+		} else {
+			done += got;
+		}
+		first += got << PAGE_SHIFT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return done;
+}
+
 /*
  * Pin every page of the region, in order, from the owner's mapping as it is now: for
  * writing if the region allows it, or, with read_only_ok, for reading only when the
  * owner's memory has become read-only (set->writable false: copies from the region and
  * read-only attachments go on, copies to it report ESTALE as before).
+ *
+ * With holes_ok (an attachment's fault), where the owner has no memory that can be held
+ * the set has a hole instead of failing whole: pages of a registration that outlived
+ * part of its memory (freed, or reallocated smaller) can still be mapped where they
+ * exist. A hole is never mapped nor copied through (knemlike_held_map, _copy, _step);
+ * -ESTALE if no page at all could be taken.
  */
 static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pageset *set,
-			     bool read_only_ok)
+			     bool read_only_ok, bool holes_ok)
 {
 	struct knemlike_held *held = region->held;
 	struct mm_struct *mm = region->mm;
@@ -182,7 +350,12 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
 		return -EINTR;
 	}
 	set->writable = held->writable;
-	if (!knemlike_held_all_mapped(region, set->writable)) {
+	set->holes = 0;
+	holes_ok = holes_ok && region->nr_segments == 1;	/* what attachments need */
+	if (holes_ok) {
+		if (set->writable && !knemlike_held_present_writable(region))
+			set->writable = false;
+	} else if (!knemlike_held_all_mapped(region, set->writable)) {
 		set->writable = false;
 		if (!held->writable || !read_only_ok || !knemlike_held_all_mapped(region, false))
 			err = -ESTALE;
@@ -194,6 +367,15 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
 		unsigned long first = seg->addr & PAGE_MASK;
 		unsigned long end = PAGE_ALIGN(seg->addr + seg->len);
 
+		if (holes_ok) {
+			long got = knemlike_held_pin_holes(mm, first, end, gup_flags, set, done);
+
+			if (got < 0)
+				err = got;
+			else
+				done = got;
+			continue;
+		}
 		while (first < end) {
 			long got = knemlike_pin_remote(mm, first, (end - first) >> PAGE_SHIFT,
 						       gup_flags, set->pages + done);
@@ -208,8 +390,10 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
 	}
 	mmap_read_unlock(mm);
 	mmput(mm);
+	if (!err && set->holes == set->nr)
+		err = -ESTALE;
 	if (err) {
-		unpin_user_pages(set->pages, done);
+		knemlike_unpin_runs(set->pages, done, false);
 		return err == -EFAULT ? -ESTALE : err;
 	}
 	return 0;
@@ -218,9 +402,11 @@ static int knemlike_held_pin(struct knemlike_region *region, struct knemlike_pag
 /*
  * Take the region's pages now and hold them, unless the mapping changes meanwhile.
  * Returns 0 (held), -EDQUOT (over the owner's RLIMIT_MEMLOCK), -EAGAIN (the mapping
- * changed while they were being taken) or the errno of the pin.
+ * changed while they were being taken) or the errno of the pin. The whole region is
+ * charged while it is taken; the holes of a set that has some are given back after.
  */
-static int knemlike_held_take(struct knemlike_region *region, bool read_only_ok)
+static int knemlike_held_take(struct knemlike_region *region, bool read_only_ok,
+			      bool holes_ok)
 {
 	struct knemlike_held *held = region->held;
 	unsigned long nr = held->seg_first[region->nr_segments];
@@ -240,11 +426,12 @@ static int knemlike_held_take(struct knemlike_region *region, bool read_only_ok)
 	set->nr = nr;
 	set->mm = region->mm;
 	seq = mmu_interval_read_begin(&held->mni);
-	err = knemlike_held_pin(region, set, read_only_ok);
+	err = knemlike_held_pin(region, set, read_only_ok, holes_ok);
 	if (err)
 		goto out_free;
+	atomic64_sub(set->holes, &region->mm->pinned_vm);
 	mmgrab(set->mm);
-	knemlike_count_add(held_pages, nr);
+	knemlike_count_add(held_pages, nr - set->holes);
 	down_write(&held->sem);
 	if (!held->set && !mmu_interval_read_retry(&held->mni, seq)) {
 		held->set = set;
@@ -265,10 +452,44 @@ out_uncharge:
 	return err;
 }
 
+static int knemlike_span_cmp(const void *a, const void *b)
+{
+	const struct knemlike_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The segments' pages, sorted by address and merged where they touch or overlap. */
+static int knemlike_held_spans(struct knemlike_held *held, struct knemlike_region *region)
+{
+	struct knemlike_span *spans;
+	u32 i, n = 0;
+
+	spans = kvmalloc_array(region->nr_segments, sizeof(*spans), GFP_KERNEL_ACCOUNT);
+	if (!spans)
+		return -ENOMEM;
+	for (i = 0; i < region->nr_segments; i++) {
+		const struct knemlike_segment *seg = &region->segments[i];
+
+		spans[i].start = seg->addr & PAGE_MASK;
+		spans[i].end = PAGE_ALIGN(seg->addr + seg->len);
+	}
+	sort(spans, region->nr_segments, sizeof(*spans), knemlike_span_cmp, NULL);
+	for (i = 0; i < region->nr_segments; i++) {
+		if (n && spans[i].start <= spans[n - 1].end)
+			spans[n - 1].end = max(spans[n - 1].end, spans[i].end);
+		else
+			spans[n++] = spans[i];
+	}
+	held->spans = spans;
+	held->nr_spans = n;
+	return 0;
+}
+
 int knemlike_held_create(struct knemlike_region *region)
 {
 	struct knemlike_held *held;
-	unsigned long start = ULONG_MAX, end = 0, nr = 0;
+	unsigned long nr = 0;
 	int err;
 	u32 i;
 
@@ -278,28 +499,32 @@ int knemlike_held_create(struct knemlike_region *region)
 		return -ENOMEM;
 	for (i = 0; i < region->nr_segments; i++) {
 		const struct knemlike_segment *seg = &region->segments[i];
-		unsigned long first = seg->addr & PAGE_MASK;
-		unsigned long last = PAGE_ALIGN(seg->addr + seg->len);
 
 		held->seg_first[i] = nr;
-		nr += (last - first) >> PAGE_SHIFT;
-		start = min(start, first);
-		end = max(end, last);
+		nr += (PAGE_ALIGN(seg->addr + seg->len) - (seg->addr & PAGE_MASK)) >> PAGE_SHIFT;
 	}
 	held->seg_first[region->nr_segments] = nr;
+	err = knemlike_held_spans(held, region);
+	if (err) {
+		kvfree(held);
+		return err;
+	}
 	init_rwsem(&held->sem);
 	held->region = region;
 	held->writable = region->prot & KNEMLIKE_PROT_WRITE;
 	held->limit = capable(CAP_IPC_LOCK) ? ULONG_MAX : rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	err = mmu_interval_notifier_insert(&held->mni, region->mm, start, end - start,
-					   &knemlike_held_ops);
+	err = mmu_interval_notifier_insert(&held->mni, region->mm, held->spans[0].start,
+					   held->spans[held->nr_spans - 1].end -
+					   held->spans[0].start, &knemlike_held_ops);
 	if (err) {
+		kvfree(held->spans);
 		kvfree(held);
 		return err;
 	}
 	region->held = held;
 	do {
-		err = knemlike_held_take(region, false);	/* PROT_WRITE needs writable memory */
+		/* All of it, and PROT_WRITE needs writable memory: the creator's own buffer. */
+		err = knemlike_held_take(region, false, false);
 	} while (err == -EAGAIN && !fatal_signal_pending(current));
 	if (err) {
 		knemlike_held_destroy(region);
@@ -327,6 +552,7 @@ void knemlike_held_destroy(struct knemlike_region *region)
 	if (set)
 		knemlike_pageset_release(set);
 	region->held = NULL;
+	kvfree(held->spans);
 	kvfree(held);
 }
 
@@ -346,7 +572,37 @@ int knemlike_held_refresh(struct knemlike_region *region)
 	down_read(&held->sem);
 	held_now = held->set;
 	up_read(&held->sem);
-	return held_now ? 0 : knemlike_held_take(region, true);
+	return held_now ? 0 : knemlike_held_take(region, true, false);
+}
+
+/*
+ * For an attachment's fault at the region's page: hold the pages again, holes allowed,
+ * if nothing is held, or if what is held has a hole at that page (memory may have been
+ * mapped there since: no notifier says so). Then the fault maps what is there, or
+ * raises SIGBUS at a hole that is still one. 0, or the errno of the take.
+ */
+int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page)
+{
+	struct knemlike_held *held = region->held;
+	struct knemlike_pageset *set;
+
+	down_write(&held->sem);
+	set = held->set;
+	if (set && !set->pages[page])
+		held->set = NULL;	/* dropped, as the notifier would */
+	else
+		set = NULL;
+	up_write(&held->sem);
+	if (set) {
+		knemlike_attach_zap(region);	/* attached: it is an attachment's fault */
+		knemlike_count(held_drops);
+		llist_add(&set->dropped, &knemlike_dropped);
+		schedule_work(&knemlike_dropped_work);
+	}
+	down_read(&held->sem);
+	set = held->set;
+	up_read(&held->sem);
+	return set ? 0 : knemlike_held_take(region, true, true);
 }
 
 /* Pages dropped by a change of the mapping count against the owner's limit until the
@@ -368,32 +624,51 @@ void knemlike_held_attach(struct knemlike_region *region)
 }
 
 /*
- * Map nr pages of the region, from its page first, into an attachment at addr (the
- * caller holds the attachment's mmap lock and the region's revoke semaphore, with the
- * region live). Returns -EAGAIN when nothing is held now, else 0 and the fault's result.
- * Under held->sem (read): the notifier, which takes it for writing before it unmaps the
- * attachments, either sees what is mapped here or comes first and leaves nothing held.
+ * Map nr pages of the region, from its page first, into an attachment at addr, for a
+ * fault at the region's page touched (the caller holds the attachment's mmap lock and
+ * the region's revoke semaphore, with the region live). Returns -EAGAIN when nothing is
+ * held now, -ENOENT when the touched page is a hole of what is held, else 0 and the
+ * fault's result; holes around it are left unmapped. Under held->sem (read): the
+ * notifier, which takes it for writing before it unmaps the attachments, either sees
+ * what is mapped here or comes first and leaves nothing held.
  */
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
-		      vm_fault_t *ret)
+		      unsigned long touched, vm_fault_t *ret)
 {
 	struct knemlike_held *held = region->held;
+	struct knemlike_pageset *set;
 	unsigned long i;
 
 	down_read(&held->sem);
-	if (!held->set) {
+	set = held->set;
+	if (!set || !set->pages[touched]) {
 		up_read(&held->sem);
-		return -EAGAIN;
+		return set ? -ENOENT : -EAGAIN;
 	}
 	/* A writable attachment of memory the owner made read-only: no store may reach it. */
-	*ret = (vma->vm_flags & VM_WRITE) && !held->set->writable ? VM_FAULT_SIGBUS :
-								     VM_FAULT_NOPAGE;
-	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++)
-		*ret = vmf_insert_pfn(vma, addr + i * PAGE_SIZE,
-				      page_to_pfn(held->set->pages[first + i]));
+	*ret = (vma->vm_flags & VM_WRITE) && !set->writable ? VM_FAULT_SIGBUS : VM_FAULT_NOPAGE;
+	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++) {
+		if (set->pages[first + i])
+			*ret = vmf_insert_pfn(vma, addr + i * PAGE_SIZE,
+					      page_to_pfn(set->pages[first + i]));
+	}
 	up_read(&held->sem);
 	return 0;
+}
+
+/* Whether pages[first, first + nr) of a set has a hole. */
+static bool knemlike_set_has_hole(const struct knemlike_pageset *set, u64 first, u64 nr)
+{
+	u64 i;
+
+	if (!set->holes)
+		return false;
+	for (i = 0; i < nr; i++) {
+		if (!set->pages[first + i])
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -410,7 +685,8 @@ long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 	size_t roff = raddr & ~PAGE_MASK;
 
 	down_read(&held->sem);
-	if (!held->set || (dir == KNEMLIKE_COPY_TO_REGION && !held->set->writable)) {
+	if (!held->set || (dir == KNEMLIKE_COPY_TO_REGION && !held->set->writable) ||
+	    knemlike_set_has_hole(held->set, first, DIV_ROUND_UP(roff + len, PAGE_SIZE))) {
 		up_read(&held->sem);
 		return -EAGAIN;
 	}
@@ -441,7 +717,7 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 	struct knemlike_held *held;
 	size_t head;
 	u64 done, first;
-	bool mapped;
+	bool mapped, hole;
 
 	if (!access_ok(uptr, len))
 		return -EFAULT;
@@ -466,9 +742,12 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 			size_t off = (roff + done) & ~PAGE_MASK;
 			struct page *page = held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
 			size_t n = min_t(u64, len - done, PAGE_SIZE - off);
-			char *kaddr = kmap_local_page(page);
+			char *kaddr;
 			size_t left;
 
+			if (!page)	/* a hole: the other path says what is there now */
+				break;
+			kaddr = kmap_local_page(page);
 			if (dir == KNEMLIKE_COPY_FROM_REGION) {
 				left = __copy_to_user_inatomic(uptr + done, kaddr + off, n);
 			} else {
@@ -481,10 +760,13 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 				break;
 		}
 		pagefault_enable();
+		hole = done < len && !held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
 		up_read(&held->sem);
 		up_read(&region->revoke);
 		if (done)
 			return done;
+		if (hole)
+			return -EAGAIN;
 		/* The caller's first page is not mapped as needed: fault it in, holding nothing.
 		 * Only inside a mapping, as the other path does (knemlike_mapped): a fault in
 		 * the stack's guard gap would grow the stack where a plain region's copy says
@@ -536,9 +818,14 @@ void knemlike_held_attach(struct knemlike_region *region)
 {
 }
 
+int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page)
+{
+	return -EOPNOTSUPP;
+}
+
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
-		      vm_fault_t *ret)
+		      unsigned long touched, vm_fault_t *ret)
 {
 	return -EOPNOTSUPP;
 }

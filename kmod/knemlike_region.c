@@ -87,7 +87,7 @@ static struct knemlike_user *knemlike_user_get(kuid_t uid)
 }
 
 /* An upper bound of the kernel memory a region takes: its structure, its segment vector
- * and, when it holds its pages, their array and the segments' page offsets.
+ * and, when it holds its pages, their array, the segments' page offsets and spans.
  */
 static unsigned long knemlike_region_cost(const struct knemlike_region *region)
 {
@@ -95,6 +95,7 @@ static unsigned long knemlike_region_cost(const struct knemlike_region *region)
 
 	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES)
 		cost += (region->nr_segments + 1) * sizeof(u64) + 128 +
+			region->nr_segments * 2 * sizeof(unsigned long) +
 			(region->len / PAGE_SIZE + 2 * region->nr_segments) * sizeof(void *);
 	return cost;
 }

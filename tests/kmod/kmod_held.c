@@ -4,7 +4,8 @@
  *   put) and the held pages are charged to the owner (VmPin) and given back by DESTROY;
  * - every change of the owner's mapping drops them (held_drops), and the next copy sees
  *   the mapping as it is then: munmap, MAP_FIXED over it, mremap away and back,
- *   MADV_DONTNEED, mprotect, fork (copy-on-write), a THP split, the owner's exit;
+ *   MADV_DONTNEED, mprotect, fork (copy-on-write), a THP split, the owner's exit; a
+ *   change between a region's segments drops nothing;
  * - over the owner's RLIMIT_MEMLOCK, CREATE fails with EDQUOT and nothing stays charged.
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -122,6 +123,41 @@ static void test_vector(int fd)
     CHECK(0 == memcmp(got, expect + 150, 100), "copy across two held segments: wrong bytes");
     kl_destroy(fd, cookie);
     munmap(p, 4 * PAGE);
+}
+
+/* Changes between a held region's segments leave its pages held (the notifier spans the
+ * gaps); a change inside a segment still drops them. */
+static void test_gaps(int fd)
+{
+    SECTION("a held region of two segments with pages between them: changes there keep it");
+    uint8_t *p = kl_map_filled(NULL, 8 * PAGE, 9);
+    struct knemlike_segment segs[2] = {{(uintptr_t) p + 5 * PAGE + 3, PAGE}, {(uintptr_t) p + 17, 100}};
+    uint8_t expect[PAGE + 100];
+    memcpy(expect, p + 5 * PAGE + 3, PAGE);
+    memcpy(expect + PAGE, p + 17, 100);
+    uint64_t cookie = 0;
+    CHECK_ERR(kl_create(fd, segs, 2, RW, HOLD, &cookie), 0,
+              "create a held vector of pages 5-6 and 0, in that order");
+    long long drops = kl_counter("held_drops"), pinned = kl_counter("pages_pinned");
+    CHECK(0 == madvise(p + 2 * PAGE, PAGE, MADV_DONTNEED), "madvise page 2");
+    CHECK(0 == munmap(p + 3 * PAGE, PAGE), "munmap page 3");
+    CHECK(0 == mprotect(p + PAGE, PAGE, PROT_NONE), "mprotect page 1");
+    CHECK(MAP_FAILED != mmap(p + 4 * PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                             -1, 0), "MAP_FIXED over page 4");
+    CHECK(kl_counter("held_drops") == drops,
+          "changes of pages 1-4, between the segments, dropped the held pages (%lld drops)",
+          kl_counter("held_drops") - drops);
+    expect_contents(fd, cookie, expect, sizeof(expect), "copy after changes between segments");
+    CHECK(kl_counter("pages_pinned") == pinned,
+          "a copy after changes between the segments pinned %lld pages (the held ones went)",
+          kl_counter("pages_pinned") - pinned);
+    CHECK(0 == madvise(p + 6 * PAGE, PAGE, MADV_DONTNEED), "madvise page 6");
+    CHECK(kl_counter("held_drops") > drops,
+          "MADV_DONTNEED of page 6, in the first segment, did not drop the held pages");
+    memset(expect + PAGE - 3, 0, 3); /* the segment's last 3 bytes were on page 6 */
+    expect_contents(fd, cookie, expect, sizeof(expect), "copy after a change inside a segment");
+    kl_destroy(fd, cookie);
+    munmap(p, 8 * PAGE);
 }
 
 /* Create a held region over p, apply change(), then check the copy against check. */
@@ -406,6 +442,7 @@ int main(void)
     elsewhere = mmap(NULL, LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     test_holds(fd);
     test_vector(fd);
+    test_gaps(fd);
     mapping_change(fd, "munmap", change_munmap, ESTALE, after_munmap);
     mapping_change(fd, "new memory mapped over it (MAP_FIXED)", change_map_fixed, 0, NULL);
     mapping_change(fd, "mremap away", change_mremap_away, ESTALE, after_mremap_away);

@@ -146,9 +146,11 @@ struct knemlike_copy {
  * next touch maps the owner's current pages. A touch gets SIGBUS (BUS_ADRERR) when there
  * is nothing to map: the region was destroyed, closed or used up (no touch reaches the
  * owner's memory once DESTROY or close has returned, in any attachment of any process),
- * the owner exited, or no longer has readable memory there (what a copy reports as
- * ENOENT, ESRCH or ESTALE), or, for a writable attachment, no longer writable memory,
- * or holding the pages again would pass the owner's RLIMIT_MEMLOCK.
+ * the owner exited, or no longer has readable memory at the page touched (what a copy
+ * reports as ENOENT, ESRCH or ESTALE), or, for a writable attachment, no longer
+ * writable memory, or holding the pages again would pass the owner's RLIMIT_MEMLOCK.
+ * Pages of the region where the owner still has memory stay readable when other pages of
+ * it are gone (a buffer freed and a smaller one allocated at its address).
  *
  * Errors: EINVAL (prot without READ, unknown bits, a region without HOLD_PAGES or of
  * more than one segment), ENOENT, EPERM, EACCES (WRITE on a region without
