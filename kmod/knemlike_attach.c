@@ -161,7 +161,8 @@ static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment 
 		*ret = VM_FAULT_SIGBUS;
 		err = 0;
 	} else {
-		err = knemlike_held_map(region, vma, addr, first, nr, page, ret);
+		err = knemlike_held_map(region, vma, addr, first, nr, page,
+					vmf->flags & FAULT_FLAG_WRITE, ret);
 	}
 	up_read(&region->revoke);
 	if (!err && *ret == VM_FAULT_NOPAGE)
@@ -227,6 +228,17 @@ static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 	return ret;
 }
 
+/* A store to a page mapped read-only (held for reading only: the owner made it so). */
+static vm_fault_t knemlike_attach_pfn_mkwrite(struct vm_fault *vmf)
+{
+	struct knemlike_attachment *at = vmf->vma->vm_private_data;
+	unsigned long page = vmf->pgoff - at->window;
+
+	if (page >= at->nr_pages)
+		return VM_FAULT_SIGBUS;
+	return knemlike_held_may_write(at->region, page);
+}
+
 static void knemlike_attach_vm_open(struct vm_area_struct *vma)
 {
 	struct knemlike_attachment *at = vma->vm_private_data;
@@ -243,6 +255,7 @@ static const struct vm_operations_struct knemlike_attach_vm_ops = {
 	.open = knemlike_attach_vm_open,
 	.close = knemlike_attach_vm_close,
 	.fault = knemlike_attach_fault,
+	.pfn_mkwrite = knemlike_attach_pfn_mkwrite,
 };
 
 /*

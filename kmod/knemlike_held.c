@@ -626,19 +626,25 @@ void knemlike_held_attach(struct knemlike_region *region)
 /*
  * Map nr pages of the region, from its page first, into an attachment at addr, for a
  * fault at the region's page touched (the caller holds the attachment's mmap lock and
- * the region's revoke semaphore, with the region live). Returns -EAGAIN when nothing is
- * held now, -ENOENT when the touched page is a hole of what is held, else 0 and the
- * fault's result; holes around it are left unmapped. Under held->sem (read): the
- * notifier, which takes it for writing before it unmaps the attachments, either sees
- * what is mapped here or comes first and leaves nothing held.
+ * the region's revoke semaphore, with the region live); write: the fault is a store.
+ * Returns -EAGAIN when nothing is held now, -ENOENT when the touched page is a hole of
+ * what is held, else 0 and the fault's result; holes around it are left unmapped. Under
+ * held->sem (read): the notifier, which takes it for writing before it unmaps the
+ * attachments, either sees what is mapped here or comes first and leaves nothing held.
+ *
+ * Pages held for writing are mapped writable in a writable attachment; pages the owner
+ * made read-only (held for reading only) are mapped read-only in any attachment, so that
+ * loads go on, and a store faults: SIGBUS here, or in knemlike_held_may_write() once the
+ * page is mapped.
  */
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, vm_fault_t *ret)
+		      unsigned long touched, bool write, vm_fault_t *ret)
 {
 	struct knemlike_held *held = region->held;
 	struct knemlike_pageset *set;
 	unsigned long i;
+	pgprot_t prot;
 
 	down_read(&held->sem);
 	set = held->set;
@@ -646,15 +652,41 @@ int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma
 		up_read(&held->sem);
 		return set ? -ENOENT : -EAGAIN;
 	}
-	/* A writable attachment of memory the owner made read-only: no store may reach it. */
-	*ret = (vma->vm_flags & VM_WRITE) && !set->writable ? VM_FAULT_SIGBUS : VM_FAULT_NOPAGE;
+	/* vm_page_prot is read-only in a writable attachment too (the VMA has pfn_mkwrite):
+	 * the protection of its flags is what maps a page writable.
+	 */
+	prot = set->writable ? vm_get_page_prot(vma->vm_flags) : vma->vm_page_prot;
+	*ret = write && !set->writable ? VM_FAULT_SIGBUS : VM_FAULT_NOPAGE;
 	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++) {
 		if (set->pages[first + i])
-			*ret = vmf_insert_pfn(vma, addr + i * PAGE_SIZE,
-					      page_to_pfn(set->pages[first + i]));
+			*ret = vmf_insert_pfn_prot(vma, addr + i * PAGE_SIZE,
+						   page_to_pfn(set->pages[first + i]), prot);
 	}
 	up_read(&held->sem);
 	return 0;
+}
+
+/*
+ * A store to a page an attachment maps read-only: allowed (0) only if the page is held
+ * for writing now, which it cannot be while that entry is there (making the owner's
+ * memory writable again unmapped it), so in effect SIGBUS: no store reaches memory the
+ * owner made read-only.
+ */
+vm_fault_t knemlike_held_may_write(struct knemlike_region *region, unsigned long page)
+{
+	struct knemlike_held *held;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	down_read(&region->revoke);
+	if (!READ_ONCE(region->retired)) {
+		held = region->held;
+		down_read(&held->sem);
+		if (held->set && held->set->writable && held->set->pages[page])
+			ret = 0;
+		up_read(&held->sem);
+	}
+	up_read(&region->revoke);
+	return ret;
 }
 
 /* Whether pages[first, first + nr) of a set has a hole. */
@@ -825,9 +857,14 @@ int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page)
 
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, vm_fault_t *ret)
+		      unsigned long touched, bool write, vm_fault_t *ret)
 {
 	return -EOPNOTSUPP;
+}
+
+vm_fault_t knemlike_held_may_write(struct knemlike_region *region, unsigned long page)
+{
+	return VM_FAULT_SIGBUS;
 }
 
 long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,

@@ -121,7 +121,8 @@ void knemlike_held_attach(struct knemlike_region *region);
 int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page);
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, vm_fault_t *ret);
+		      unsigned long touched, bool write, vm_fault_t *ret);
+vm_fault_t knemlike_held_may_write(struct knemlike_region *region, unsigned long page);
 long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 			struct page **local, size_t loff, u64 len, u32 dir);
 long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,

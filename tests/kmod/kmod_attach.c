@@ -5,7 +5,8 @@
  *   unknown cookie, WRITE on a read-only region, another uid without ANY_USER, mmap of
  *   the device without a grant;
  * - a read-only attachment faults SIGSEGV on a store and cannot be made writable or
- *   executable; a writable one writes the owner's memory; fork does not pass it on;
+ *   executable; a writable one writes the owner's memory, and reads on but gets SIGBUS
+ *   on a store once the owner made its memory read-only; fork does not pass it on;
  * - the attachment follows the owner: its stores in place, MADV_DONTNEED, MAP_FIXED,
  *   mremap away and a new mapping there, mprotect PROT_NONE and back, fork; when the
  *   owner unmaps part of the region the rest reads on (SIGBUS there, a copy over it
@@ -441,15 +442,32 @@ static void writable(int fd)
         printf("  ok: the owner reads what the peer stored, and nothing outside the region "
                "changed\n");
     }
-    /* The owner makes its memory read-only: a read-only attachment goes on reading it,
-     * a writable one gets SIGBUS (no store may reach it). */
+    /* The owner makes its memory read-only: both attachments go on reading it, and a
+     * store through the writable one gets SIGBUS, whether the page was mapped already
+     * (read first) or not (stored first), and changes nothing. */
     struct peer ro = peer_start(0);
     CHECK_ERR(peer_do(&ro, CMD_ATTACH, cookie, RD, 0).rc, 0, "attach for reading");
     CHECK(0 == mprotect(buf, LEN, PROT_READ), "mprotect READ");
     peer_sees(&ro, want + HEAD, "the owner's memory made read-only, read-only attachment");
-    peer_faults(&p, SIGBUS, "the owner's memory made read-only, writable attachment");
+    r = peer_do(&p, CMD_WRITE, 0, 0, 10);
+    CHECK(SIGBUS == r.rc, "a store through the writable attachment to memory made "
+          "read-only, not touched since: signal %d, expected SIGBUS", r.rc);
+    peer_sees(&p, want + HEAD, "the owner's memory made read-only, writable attachment");
+    r = peer_do(&p, CMD_WRITE, 0, 0, 10);
+    CHECK(SIGBUS == r.rc, "a store through the writable attachment to memory made "
+          "read-only, read through it: signal %d, expected SIGBUS", r.rc);
+    CHECK(0 == memcmp(buf, want, LEN), "a store reached memory the owner made read-only");
+    if (SIGBUS == r.rc) {
+        printf("  ok: stores to memory the owner made read-only -> SIGBUS, nothing changed\n");
+    }
     CHECK(0 == mprotect(buf, LEN, PROT_READ | PROT_WRITE), "mprotect RW");
     peer_sees(&p, want + HEAD, "the owner's memory writable again, writable attachment");
+    r = peer_do(&p, CMD_WRITE, 0, 0, 11);
+    kl_fill(want + HEAD, RLEN, 11);
+    CHECK(0 == r.rc && 0 == memcmp(buf, want, LEN),
+          "a store once the owner's memory is writable again: signal %d, %s", r.rc,
+          memcmp(buf, want, LEN) ? "not in the owner's memory" : "stored");
+    peer_sees(&ro, want + HEAD, "the other peer reads what the writable attachment stored");
     peer_stop(&ro);
     free(want);
     peer_stop(&p);

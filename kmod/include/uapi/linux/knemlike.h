@@ -147,8 +147,9 @@ struct knemlike_copy {
  * is nothing to map: the region was destroyed, closed or used up (no touch reaches the
  * owner's memory once DESTROY or close has returned, in any attachment of any process),
  * the owner exited, or no longer has readable memory at the page touched (what a copy
- * reports as ENOENT, ESRCH or ESTALE), or, for a writable attachment, no longer
- * writable memory, or holding the pages again would pass the owner's RLIMIT_MEMLOCK.
+ * reports as ENOENT, ESRCH or ESTALE), or, for a store through a writable attachment,
+ * no longer writable memory (loads go on), or holding the pages again would pass the
+ * owner's RLIMIT_MEMLOCK.
  * Pages of the region where the owner still has memory stay readable when other pages of
  * it are gone (a buffer freed and a smaller one allocated at its address).
  *
