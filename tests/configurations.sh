@@ -8,12 +8,15 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # btl/sm with knemlike, at 2 and 4 ranks (stock sm with cma or no single copy is covered
 # on the host; emulation makes each run in the guest about eight times slower).
 SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window"
-SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
-SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy"
-# Of those, the ones that must copy through knemlike (its copy counter has to move): stock
-# sm single-copies every rendezvous, smx-knemlike-busy every one from 8 KiB. The
+SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
+SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
+# Of those, the ones that must single-copy through knemlike: stock sm single-copies every
+# rendezvous, smx-knemlike-busy every one from 8 KiB; by default through attachments of
+# the sender's registrations (the module's attach_faults counter has to move), with
+# smsc_knemlike_attach_max 0 by the copy ioctl (its copies counter has to move). The
 # default smx-knemlike decides by class and by what single copy costs in the guest.
-SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike smx-knemlike-busy"
+SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-busy"
+SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-busy-ioctl"
 
 # mpirun arguments of a configuration, by name.
 smx_config_args() {

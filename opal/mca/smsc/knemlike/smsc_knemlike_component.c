@@ -87,13 +87,11 @@ static int knemlike_component_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->hold_pages);
 
-    /* Off by default until a registration whose memory is only partly mapped now no longer
-     * faults the whole mapping (README, "Attachments: not yet the default"). */
-    c->attach_max = 0;
+    c->attach_max = 256;
     (void) mca_base_component_var_register(
         v, "attach_max",
         "Most peer registrations kept mapped here, so that a copy from or to them is a memcpy "
-        "(0: every copy through the device's ioctl; experimental). Default: 0",
+        "(0: every copy through the device's ioctl). Default: 256",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->attach_max);
     return OPAL_SUCCESS;
