@@ -6,21 +6,28 @@
 #   SMX_CHECK_MEMCHECK      valgrind's client requests (optional)
 # SPDX-License-Identifier: BSD-3-Clause
 
-dnl SMX_CHECK_OMPI: --with-ompi=DIR (default: the ompi_info found on PATH).
-dnl Sets SMX_OMPI_PREFIX, SMX_OMPI_VERSION, OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_PAL_LIBS,
-dnl MPICC, MPIRUN, SMX_COMPONENT_DIR (--with-component-dir).
+dnl SMX_CHECK_OMPI: --with-ompi=DIR (default: the ompi_info found on PATH). DIR is the
+dnl prefix whose bin/ holds ompi_info: an installation of its own (headers under
+dnl DIR/include/openmpi), or a distribution's, /usr (Debian's libopenmpi-dev: headers and
+dnl libraries under /usr/lib/<triplet>/openmpi); where the headers, libraries and
+dnl components are is asked of that ompi_info (--path). Sets SMX_OMPI_PREFIX,
+dnl SMX_OMPI_VERSION, OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_PAL_LIBS, MPICC, MPIRUN,
+dnl SMX_COMPONENT_DIR (--with-component-dir), SMX_OMPI_HELP_DIR.
 AC_DEFUN([SMX_CHECK_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
-            [Open MPI >= 5.0 installation built with --with-devel-headers (default: from ompi_info on PATH)])])
+            [Open MPI >= 5.0 with its devel headers, DIR the prefix of its bin/ompi_info: built with --with-devel-headers, or a distribution's (/usr with Debian's libopenmpi-dev) (default: from ompi_info on PATH)])])
+    AC_ARG_WITH([ompi-missing-headers],
+        [AS_HELP_STRING([--with-ompi-missing-headers=DIR],
+            [a directory holding opal/mca/threads/pthreads/threads_pthreads*.h from the source of the same Open MPI version, for an installation that lacks them (--with-devel-headers forgets them; so does Debian's libopenmpi-dev)])])
     AC_ARG_WITH([component-dir],
         [AS_HELP_STRING([--with-component-dir=DIR],
-            [where to install mca_*.so (default: the Open MPI's lib/openmpi)])])
+            [where to install mca_*.so (default: the Open MPI's own component directory, ompi_info --path pkglibdir)])])
 
     AS_IF([test -z "$with_ompi" || test "$with_ompi" = yes], [
         AC_PATH_PROG([SMX_OMPI_INFO], [ompi_info])
         AS_IF([test -z "$SMX_OMPI_INFO"],
-            [AC_MSG_ERROR([no Open MPI found: pass --with-ompi=DIR (an Open MPI >= 5.0 built with --with-devel-headers), or run contrib/setup.sh])])
+            [AC_MSG_ERROR([no Open MPI found: pass --with-ompi=DIR (an Open MPI >= 5.0 with its devel headers), or run contrib/setup.sh])])
         with_ompi=`dirname "$SMX_OMPI_INFO"`
         with_ompi=`dirname "$with_ompi"`
     ], [test "$with_ompi" = no], [
@@ -37,8 +44,51 @@ AC_DEFUN([SMX_CHECK_OMPI], [
     AS_IF([test -z "$smx_ompi_major" || test "$smx_ompi_major" -lt 5],
         [AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX is ${SMX_OMPI_VERSION:-of unknown version}; need >= 5.0 (the smsc framework)])])
 
-    OMPI_CPPFLAGS="-I$SMX_OMPI_PREFIX/include/openmpi -I$SMX_OMPI_PREFIX/include"
-    OMPI_LDFLAGS="-L$SMX_OMPI_PREFIX/lib -Wl,-rpath,$SMX_OMPI_PREFIX/lib"
+    # Its own directories, as it was configured (a distribution moves them all).
+    for smx_dir in libdir incdir pkgincludedir pkglibdir pkgdatadir; do
+        AC_MSG_CHECKING([Open MPI's $smx_dir])
+        smx_val=`"$SMX_OMPI_PREFIX/bin/ompi_info" --path $smx_dir --parsable 2>/dev/null | sed -n "s/^path:$smx_dir://p"`
+        AS_IF([test -z "$smx_val" || test ! -d "$smx_val"],
+            [AC_MSG_RESULT([no])
+             AC_MSG_ERROR([$SMX_OMPI_PREFIX/bin/ompi_info --path $smx_dir gives no directory ('$smx_val')])])
+        AC_MSG_RESULT([$smx_val])
+        eval "smx_ompi_$smx_dir=\$smx_val"
+    done
+
+    # Debian names Open MPI's wrappers mpicc.openmpi and mpirun.openmpi; plain mpicc and
+    # mpirun there are the alternatives system's, and may be MPICH's.
+    AS_IF([test -x "$SMX_OMPI_PREFIX/bin/mpicc.openmpi"],
+        [MPICC="$SMX_OMPI_PREFIX/bin/mpicc.openmpi"],
+        [MPICC="$SMX_OMPI_PREFIX/bin/mpicc"])
+    AS_IF([test -x "$SMX_OMPI_PREFIX/bin/mpirun.openmpi"],
+        [MPIRUN="$SMX_OMPI_PREFIX/bin/mpirun.openmpi"],
+        [MPIRUN="$SMX_OMPI_PREFIX/bin/mpirun"])
+    "$MPICC" --showme:version 2>/dev/null | grep "Open MPI" >/dev/null ||
+        AC_MSG_ERROR([$MPICC is not Open MPI's compiler wrapper])
+
+    OMPI_CPPFLAGS="-I$smx_ompi_pkgincludedir -I$smx_ompi_incdir"
+    # An Open MPI built against an external PMIx (Debian's) includes its pmix.h from
+    # opal's headers; where that PMIx keeps it, its pkg-config file says
+    # (/usr/lib/<triplet>/pmix2/include on Debian).
+    AS_IF([grep '^#define OPAL_USING_INTERNAL_PMIX 0' "$smx_ompi_pkgincludedir/opal_config.h" >/dev/null 2>&1], [
+        AC_MSG_CHECKING([for the external PMIx's headers])
+        smx_pmix_cflags=`pkg-config --cflags pmix 2>/dev/null`
+        AS_IF([test -z "$smx_pmix_cflags"],
+            [AC_MSG_RESULT([no])
+             AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX was built against an external PMIx, whose headers pkg-config does not find (Debian: apt-get install libpmix-dev)])])
+        AC_MSG_RESULT([$smx_pmix_cflags])
+        OMPI_CPPFLAGS="$OMPI_CPPFLAGS $smx_pmix_cflags"
+    ])
+    AS_IF([test -n "$with_ompi_missing_headers" && test "$with_ompi_missing_headers" != no], [
+        AS_IF([test -f "$with_ompi_missing_headers/opal/mca/threads/pthreads/threads_pthreads.h"],
+            [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I`cd "$with_ompi_missing_headers" && pwd`"],
+            [AC_MSG_ERROR([--with-ompi-missing-headers=$with_ompi_missing_headers: no opal/mca/threads/pthreads/threads_pthreads.h there])])
+    ])
+    # A distribution's libraries are the loader's business (and a package must not carry
+    # an rpath); an installation of its own is found through the rpath.
+    AS_IF([test "$SMX_OMPI_PREFIX" = /usr],
+        [OMPI_LDFLAGS="-L$smx_ompi_libdir"],
+        [OMPI_LDFLAGS="-L$smx_ompi_libdir -Wl,-rpath,$smx_ompi_libdir"])
     OMPI_PAL_LIBS="-lopen-pal"
 
     smx_save_CPPFLAGS=$CPPFLAGS
@@ -57,27 +107,31 @@ AC_DEFUN([SMX_CHECK_OMPI], [
 ]], [[return 0;]])],
         [AC_MSG_RESULT([yes])],
         [AC_MSG_RESULT([no])
-         AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX lacks usable devel headers: rebuild it with --with-devel-headers and copy opal/mca/threads/pthreads/threads_pthreads*.h from its source tree into include/openmpi (contrib/setup.sh does both); see config.log])])
+         AS_IF([test ! -f "$smx_ompi_pkgincludedir/opal_config.h"],
+             [AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX has no devel headers (no opal_config.h in $smx_ompi_pkgincludedir): rebuild it with --with-devel-headers, or install the distribution's (Debian: libopenmpi-dev)])],
+             [test ! -f "$smx_ompi_pkgincludedir/opal/mca/threads/pthreads/threads_pthreads.h" && test -z "$with_ompi_missing_headers"],
+             [AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX lacks opal/mca/threads/pthreads/threads_pthreads*.h, which opal_config.h includes: copy them from the source of Open MPI $SMX_OMPI_VERSION into $smx_ompi_pkgincludedir, or pass --with-ompi-missing-headers=DIR (contrib/setup.sh does this for you); see config.log])],
+             [AC_MSG_ERROR([Open MPI at $SMX_OMPI_PREFIX: its devel headers do not compile here (see config.log)])])])
     CPPFLAGS=$smx_save_CPPFLAGS
 
     smx_save_LDFLAGS=$LDFLAGS
     LDFLAGS="$LDFLAGS $OMPI_LDFLAGS"
     AC_CHECK_LIB([open-pal], [opal_output_open], [],
-        [AC_MSG_ERROR([cannot link against libopen-pal in $SMX_OMPI_PREFIX/lib])])
+        [AC_MSG_ERROR([cannot link against libopen-pal in $smx_ompi_libdir])])
     LDFLAGS=$smx_save_LDFLAGS
     LIBS=`echo "$LIBS" | sed 's/-lopen-pal//'`
 
     AS_IF([test -n "$with_component_dir" && test "$with_component_dir" != yes],
         [SMX_COMPONENT_DIR=$with_component_dir],
-        [SMX_COMPONENT_DIR="$SMX_OMPI_PREFIX/lib/openmpi"])
-    MPICC="$SMX_OMPI_PREFIX/bin/mpicc"
-    MPIRUN="$SMX_OMPI_PREFIX/bin/mpirun"
+        [SMX_COMPONENT_DIR=$smx_ompi_pkglibdir])
+    SMX_OMPI_HELP_DIR=$smx_ompi_pkgdatadir
     MPI_CFLAGS=`"$MPICC" --showme:compile`
     MPI_LIBS=`"$MPICC" --showme:link`
 
     AC_SUBST([SMX_OMPI_PREFIX])
     AC_SUBST([SMX_OMPI_VERSION])
     AC_SUBST([SMX_COMPONENT_DIR])
+    AC_SUBST([SMX_OMPI_HELP_DIR])
     AC_SUBST([OMPI_CPPFLAGS])
     AC_SUBST([OMPI_LDFLAGS])
     AC_SUBST([OMPI_PAL_LIBS])

@@ -18,7 +18,9 @@ if [ -f "$SMX_BUILD/env.local" ]; then
 	*":$SMX_OMPI_PREFIX/bin:"*) ;;
 	*) PATH=$SMX_OMPI_PREFIX/bin:$PATH ;;
 	esac
+	# (Debian's own Open MPI: mpicc is the alternatives system's, mpicc.openmpi its own)
 	MPICC=$SMX_OMPI_PREFIX/bin/mpicc
+	[ ! -x "$MPICC.openmpi" ] || MPICC=$MPICC.openmpi
 	export SMX_TOP SMX_BUILD SMX_OMPI_PREFIX SMX_VM_KERNEL_DIR SMX_CACHE MPICC PATH
 else
 	echo "contrib/env.sh: $SMX_BUILD/env.local not found: run contrib/setup.sh first" >&2

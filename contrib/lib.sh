@@ -97,6 +97,58 @@ smx_private_apt_update() {
 	echo "$opts"
 }
 
+# The Debian source package of Open MPI $SMX_OMPI_VERSION (trixie's), downloaded once into
+# $SMX_CACHE/openmpi-$SMX_OMPI_VERSION/dl. Prints the path of its orig tarball (the whole
+# release tree).
+smx_ompi_source_tarball() {
+	local root="$SMX_CACHE/openmpi-$SMX_OMPI_VERSION" opts t
+	t=$(ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* 2>/dev/null | head -n 1)
+	if [ -z "$t" ]; then
+		smx_log "Open MPI $SMX_OMPI_VERSION: fetching Debian trixie source package openmpi=$SMX_OMPI_DEB_VERSION"
+		opts=$(smx_private_apt_update trixie deb-src) || return 1
+		# into a directory of its own first: an interrupted download is never taken for
+		# a whole one (apt-get checks the files against the .dsc before it succeeds)
+		rm -rf "$root/dl.part"
+		mkdir -p "$root/dl.part" "$root/dl"
+		# shellcheck disable=SC2086
+		if ! (cd "$root/dl.part" && apt-get -q $opts source --download-only \
+			"openmpi=$SMX_OMPI_DEB_VERSION" >/dev/null); then
+			echo "could not download openmpi=$SMX_OMPI_DEB_VERSION from Debian trixie" >&2
+			return 1
+		fi
+		mv "$root"/dl.part/* "$root/dl/" && rmdir "$root/dl.part" || return 1
+		t=$(ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* 2>/dev/null | head -n 1)
+		[ -n "$t" ] || { echo "no orig tarball in $root/dl after the download" >&2; return 1; }
+	fi
+	echo "$t"
+}
+
+# The opal/mca/threads/pthreads headers that Open MPI's --with-devel-headers leaves out
+# (and so Debian's libopenmpi-dev), from the source of Open MPI $SMX_OMPI_VERSION, into
+# DIR/opal/mca/threads/pthreads: configure --with-ompi-missing-headers=DIR.
+smx_ompi_missing_headers() {
+	local dest=$1 t
+	t=$(smx_ompi_source_tarball) || return 1
+	mkdir -p "$dest" || return 1
+	tar -C "$dest" --strip-components=1 -xf "$t" --wildcards \
+		"openmpi-$SMX_OMPI_VERSION/opal/mca/threads/pthreads/threads_pthreads*.h" || return 1
+	[ -f "$dest/opal/mca/threads/pthreads/threads_pthreads.h" ]
+}
+
+# Copy the project's source, as checked out (tracked and new files, nothing ignored: no
+# build directory, no generated files), into DIR.
+smx_copy_source() {
+	local dest=$1
+	mkdir -p "$dest" || return 1
+	if git -C "$SMX_TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$SMX_TOP" && git ls-files -z --cached --others --exclude-standard |
+			grep -zv '^build/' | tar --null -T - -cf -) | tar -C "$dest" -xf -
+	else
+		tar -C "$SMX_TOP" --exclude=./build --exclude=./autom4te.cache -cf - . |
+			tar -C "$dest" -xf -
+	fi
+}
+
 # mpi4py: a real MPI client we did not write. Built from its sdist against one Open MPI
 # into a virtualenv under $SMX_MPI4PY_DIR; the sdist's own test suite is kept beside it
 # (src/mpi4py-<version>/test) for tests/check-mpi4py.sh.

@@ -81,7 +81,8 @@ step_packages() {
 	smx_need_packages build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
 		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file \
-		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb
+		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb \
+		debootstrap zstd
 }
 
 # One-line verdict on an Open MPI installation; empty output means usable.
@@ -145,26 +146,12 @@ build_ompi() {
 }
 
 fetch_ompi_source() {
-	local root=$1 opts
-	smx_log "Open MPI $SMX_OMPI_VERSION: fetching Debian trixie source package openmpi=$SMX_OMPI_DEB_VERSION"
-	opts=$(smx_private_apt_update trixie deb-src)
-	mkdir -p "$root/dl"
-	if ! ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* >/dev/null 2>&1; then
-		# into a directory of its own first: an interrupted download is never taken for
-		# a whole one (apt-get checks the files against the .dsc before it succeeds)
-		rm -rf "$root/dl.part"
-		mkdir -p "$root/dl.part"
-		# shellcheck disable=SC2086
-		(cd "$root/dl.part" && apt-get -q $opts source --download-only \
-			"openmpi=$SMX_OMPI_DEB_VERSION" >/dev/null) ||
-			smx_die "could not download openmpi=$SMX_OMPI_DEB_VERSION from Debian trixie"
-		mv "$root"/dl.part/* "$root/dl/"
-		rmdir "$root/dl.part"
-	fi
+	local root=$1 t
+	t=$(smx_ompi_source_tarball) || smx_die "could not fetch the source of Open MPI $SMX_OMPI_VERSION"
 	rm -rf "$root/src"
 	mkdir -p "$root/src"
-	tar -C "$root/src" -xf "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* ||
-		smx_die "could not unpack $(echo "$root"/dl/openmpi_*.orig.tar.*) (delete $root/dl to download it again)"
+	tar -C "$root/src" -xf "$t" ||
+		smx_die "could not unpack $t (delete $root/dl to download it again)"
 }
 
 compile_ompi() {
