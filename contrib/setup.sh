@@ -12,12 +12,14 @@ set -euo pipefail
 
 usage() {
 	cat <<EOF
-usage: contrib/setup.sh [--with-ompi=DIR] [--no-vm] [--no-build] [--jobs=N]
+usage: contrib/setup.sh [--with-ompi=DIR] [--no-vm] [--no-other-mpis] [--no-build] [--jobs=N]
 
   --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) installed in DIR
                    instead of building $SMX_OMPI_VERSION (also: SMX_OMPI_PREFIX=DIR)
   --no-vm          do not prepare the QEMU guest's kernel (needed only by the VM tests;
                    one an earlier setup prepared stays in use)
+  --no-other-mpis  do not install MPICH 5, Intel MPI and Open MPI 5.0.11 from PyPI
+                   (the benchmark's comparison columns; ones installed earlier stay)
   --no-build       set up dependencies only; do not build the project
   --jobs=N         parallel make jobs (default: cores + 1)
 
@@ -27,12 +29,14 @@ EOF
 
 OMPI_PREFIX=${SMX_OMPI_PREFIX:-}
 WANT_VM=1
+WANT_PYMPI=1
 WANT_BUILD=1
 JOBS=$(($(nproc) + 1))
 for arg in "$@"; do
 	case $arg in
 	--with-ompi=*) OMPI_PREFIX=${arg#*=} ;;
 	--no-vm) WANT_VM=0 ;;
+	--no-other-mpis) WANT_PYMPI=0 ;;
 	--no-build) WANT_BUILD=0 ;;
 	--jobs=*) JOBS=${arg#*=}
 		[[ $JOBS =~ ^[1-9][0-9]{0,3}$ ]] || smx_die "--jobs wants a number of jobs (1-9999), not '$JOBS'" ;;
@@ -191,6 +195,21 @@ step_mpi4py() {
 	smx_log "mpi4py $SMX_MPI4PY_VERSION: installed in $SMX_MPI4PY_DIR/venv"
 }
 
+# The other MPIs from PyPI, for the benchmark's columns (contrib/quickstart.sh).
+step_pympi() {
+	local x name
+	for x in $SMX_PYMPIS; do
+		name=${x%%=*}
+		if [ -z "$(smx_pympi_problem "$name")" ]; then
+			smx_log "${x#*=}: cached in $(smx_pympi_venv "$name")"
+			continue
+		fi
+		smx_log "${x#*=}: installing from PyPI into $(smx_pympi_venv "$name")"
+		mkdir -p "$SMX_PYMPI_DIR"
+		run_logged "install ${x#*=}" "$SMX_PYMPI_DIR/$name-install.log" smx_pympi_install "$name"
+	done
+}
+
 # The guest's kernels: bookworm's (the default guest, and the tree kmod/ is built against
 # when the running kernel has none) and bookworm-backports' (the module's second series).
 step_vm_kernel() {
@@ -245,6 +264,7 @@ fi
 step_packages
 step_ompi
 step_mpi4py
+[ "$WANT_PYMPI" = 0 ] || step_pympi
 if [ "$WANT_VM" = 1 ]; then
 	step_vm_kernel
 else # a guest kernel an earlier setup prepared stays in use

@@ -18,4 +18,37 @@ for mode in pingpong alltoall; do
 		status=1
 	fi
 done
+
+# What a user would pick instead, from PyPI (contrib/setup.sh installs them): each started
+# by tests/bench/pympi-launch with its own launcher, beside stock sm in one run; every one
+# must give a median at every size. MPICH 5 and Intel MPI run the benchmark built by that
+# MPICH's mpicc, Open MPI 5.0.11 its own build.
+. "$top/contrib/lib.sh"
+work=$(mktemp -d)
+trap 'rm -f "$csv"; rm -rf "$work"' EXIT
+others=()
+for name in mpich impi ompi; do
+	problem=$(smx_pympi_problem "$name")
+	[ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
+done
+"$(smx_pympi_venv mpich)/bin/mpicc" -O2 -Wno-stringop-overflow -o "$work/abi" \
+	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c"
+"$(smx_pympi_venv ompi)/bin/mpicc" -O2 -o "$work/ompi" \
+	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c"
+launch=$top/tests/bench/pympi-launch
+others=(--config mpich= --launcher "mpich=$launch mpich" --binary "mpich=$work/abi"
+	--config impi= --launcher "impi=$launch impi" --binary "impi=$work/abi"
+	--config "ompi=--mca pml ob1 --mca btl sm,self" --launcher "ompi=$launch ompi"
+	--binary "ompi=$work/ompi")
+"$top/tests/bench/run-bench" --np 2 --mode pingpong --reps 1 --samples 2 --sizes 0,4K,1M \
+	--preset sm-cma "${others[@]}" --csv "$csv"
+for label in mpich impi ompi; do
+	medians=$(awk -F, -v l="$label" '$1 == "median" && $2 == l && $7 > 0' "$csv" | wc -l)
+	if [ "$medians" = 3 ]; then
+		echo "ok: $label (PyPI) has a median at each of 3 sizes"
+	else
+		echo "FAIL: $label (PyPI): expected 3 medians in the CSV, found $medians"
+		status=1
+	fi
+done
 exit $status

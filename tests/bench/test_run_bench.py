@@ -141,6 +141,10 @@ class JobCommand(unittest.TestCase):
         self.assertIn("--oversubscribe", cmd)
         cmd = rb.job_command(self.args(2), "a", "", {"a": "/x/mpiexec"}, {"a": "/x/b"}, 2)
         self.assertEqual(["/x/mpiexec", "-np", "2", "--bind-to", "core", "/x/b"], cmd[:6])
+        # a launcher with arguments of its own (tests/bench/pympi-launch NAME)
+        cmd = rb.job_command(self.args(2), "a", "", {"a": "/x/launch 'an mpi'"}, {"a": "/x/b"}, 2)
+        self.assertEqual(["/x/launch", "an mpi", "-np", "2", "--bind-to", "core", "/x/b"],
+                         cmd[:7])
 
 
 class Main(unittest.TestCase):
@@ -196,7 +200,7 @@ class Main(unittest.TestCase):
         self.assertIn("[fake] stopped by SIGINT", err)
 
     def test_bad_input_is_an_argument_error(self):
-        cases = [(("--launcher", "X"), "--launcher wants LABEL=PATH, got 'X'"),
+        cases = [(("--launcher", "X"), "--launcher wants LABEL=COMMAND, got 'X'"),
                  (("--binary", "X"), "--binary wants LABEL=PATH, got 'X'"),
                  (("--binary", "y=/bin/true"), "--binary for unknown configuration 'y'"),
                  (("--samples", "0"), "--samples must be 1 to 1000, got 0"),
