@@ -12,7 +12,8 @@ dnl DIR/include/openmpi), or a distribution's, /usr (Debian's libopenmpi-dev: he
 dnl libraries under /usr/lib/<triplet>/openmpi); where the headers, libraries and
 dnl components are is asked of that ompi_info (--path). Sets SMX_OMPI_PREFIX,
 dnl SMX_OMPI_VERSION, OMPI_CPPFLAGS, OMPI_LDFLAGS, OMPI_PAL_LIBS, MPICC, MPIRUN,
-dnl SMX_COMPONENT_DIR (--with-component-dir), SMX_OMPI_HELP_DIR.
+dnl SMX_COMPONENT_DIR (--with-component-dir), SMX_OMPI_HELP_DIR, SMX_OMPI_COMPONENT_PATH,
+dnl SMX_PMIX_COMPONENT_PATH; writes contrib/ompi-env.sh and ompi-bin/ in the build tree.
 AC_DEFUN([SMX_CHECK_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
@@ -125,6 +126,32 @@ AC_DEFUN([SMX_CHECK_OMPI], [
         [SMX_COMPONENT_DIR=$with_component_dir],
         [SMX_COMPONENT_DIR=$smx_ompi_pkglibdir])
     SMX_OMPI_HELP_DIR=$smx_ompi_pkgdatadir
+
+    # How to run this Open MPI, for the tests and contrib/env.sh (contrib/ompi-env.sh, and
+    # ompi-bin/ with its mpicc, mpirun, mpiexec and ompi_info: Debian's plain mpicc and
+    # mpirun are the alternatives system's, and may be MPICH's). An Open MPI with an
+    # external PMIx (Debian's) needs both component paths said: its prterun hands every
+    # process its PMIx's component directory as mca_base_component_path (both projects
+    # name the parameter so), and then a component outside libmpi is not found.
+    SMX_OMPI_COMPONENT_PATH=
+    SMX_PMIX_COMPONENT_PATH=
+    AS_IF([test -n "$smx_pmix_cflags"], [
+        smx_val=`pkg-config --variable=libdir pmix 2>/dev/null`
+        AS_IF([test -n "$smx_val" && test -d "$smx_val/pmix"],
+            [SMX_PMIX_COMPONENT_PATH=$smx_val/pmix],
+            [AC_MSG_WARN([the external PMIx's component directory is not $smx_val/pmix: mpirun may not find btl/smx (see the README on Debian's Open MPI)])])
+        SMX_OMPI_COMPONENT_PATH=$smx_ompi_pkglibdir
+        AS_IF([test "$SMX_COMPONENT_DIR" != "$smx_ompi_pkglibdir"],
+            [SMX_OMPI_COMPONENT_PATH="$SMX_OMPI_COMPONENT_PATH:$SMX_COMPONENT_DIR"])
+    ])
+    AC_CONFIG_FILES([contrib/ompi-env.sh])
+    AC_CONFIG_COMMANDS([ompi-bin], [
+        rm -rf ompi-bin && mkdir ompi-bin &&
+        ln -s "$smx_cfg_mpicc" ompi-bin/mpicc && ln -s "$smx_cfg_mpirun" ompi-bin/mpirun &&
+        ln -s "$smx_cfg_mpirun" ompi-bin/mpiexec &&
+        ln -s "$smx_cfg_prefix/bin/ompi_info" ompi-bin/ompi_info ||
+            AC_MSG_ERROR([could not make ompi-bin/])
+    ], [smx_cfg_mpicc='$MPICC' smx_cfg_mpirun='$MPIRUN' smx_cfg_prefix='$SMX_OMPI_PREFIX'])
     MPI_CFLAGS=`"$MPICC" --showme:compile`
     MPI_LIBS=`"$MPICC" --showme:link`
 
@@ -132,6 +159,8 @@ AC_DEFUN([SMX_CHECK_OMPI], [
     AC_SUBST([SMX_OMPI_VERSION])
     AC_SUBST([SMX_COMPONENT_DIR])
     AC_SUBST([SMX_OMPI_HELP_DIR])
+    AC_SUBST([SMX_OMPI_COMPONENT_PATH])
+    AC_SUBST([SMX_PMIX_COMPONENT_PATH])
     AC_SUBST([OMPI_CPPFLAGS])
     AC_SUBST([OMPI_LDFLAGS])
     AC_SUBST([OMPI_PAL_LIBS])

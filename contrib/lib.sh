@@ -97,14 +97,26 @@ smx_private_apt_update() {
 	echo "$opts"
 }
 
-# The Debian source package of Open MPI $SMX_OMPI_VERSION (trixie's), downloaded once into
-# $SMX_CACHE/openmpi-$SMX_OMPI_VERSION/dl. Prints the path of its orig tarball (the whole
-# release tree).
+# What the Open MPI whose ompi_info is PREFIX/bin/ompi_info says of itself.
+smx_ompi_version() { # PREFIX -> its version (5.0.7)
+	"$1/bin/ompi_info" -V 2>/dev/null | sed -n 's/^Open MPI v\([0-9.]*\).*/\1/p'
+}
+smx_ompi_path() { # PREFIX NAME -> its directory NAME (libdir, pkgincludedir, pkglibdir...)
+	"$1/bin/ompi_info" --path "$2" --parsable 2>/dev/null | sed -n "s/^path:$2://p"
+}
+smx_ompi_mpicc() { # PREFIX -> its mpicc (Debian's plain mpicc may be MPICH's)
+	if [ -x "$1/bin/mpicc.openmpi" ]; then echo "$1/bin/mpicc.openmpi"; else echo "$1/bin/mpicc"; fi
+}
+
+# The Debian source package of Open MPI VERSION (default $SMX_OMPI_VERSION), Debian version
+# DEBVERSION (default $SMX_OMPI_DEB_VERSION), from trixie, downloaded once into
+# $SMX_CACHE/openmpi-VERSION/dl. Prints the path of its orig tarball (the release tree).
 smx_ompi_source_tarball() {
-	local root="$SMX_CACHE/openmpi-$SMX_OMPI_VERSION" opts t
-	t=$(ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* 2>/dev/null | head -n 1)
+	local v=${1:-$SMX_OMPI_VERSION} dv=${2:-$SMX_OMPI_DEB_VERSION}
+	local root="$SMX_CACHE/openmpi-$v" opts t
+	t=$(ls "$root"/dl/openmpi_"$v".orig.tar.* 2>/dev/null | head -n 1)
 	if [ -z "$t" ]; then
-		smx_log "Open MPI $SMX_OMPI_VERSION: fetching Debian trixie source package openmpi=$SMX_OMPI_DEB_VERSION"
+		smx_log "Open MPI $v: fetching Debian trixie source package openmpi=$dv"
 		opts=$(smx_private_apt_update trixie deb-src) || return 1
 		# into a directory of its own first: an interrupted download is never taken for
 		# a whole one (apt-get checks the files against the .dsc before it succeeds)
@@ -112,26 +124,27 @@ smx_ompi_source_tarball() {
 		mkdir -p "$root/dl.part" "$root/dl"
 		# shellcheck disable=SC2086
 		if ! (cd "$root/dl.part" && apt-get -q $opts source --download-only \
-			"openmpi=$SMX_OMPI_DEB_VERSION" >/dev/null); then
-			echo "could not download openmpi=$SMX_OMPI_DEB_VERSION from Debian trixie" >&2
+			"openmpi=$dv" >/dev/null); then
+			echo "could not download openmpi=$dv from Debian trixie" >&2
 			return 1
 		fi
 		mv "$root"/dl.part/* "$root/dl/" && rmdir "$root/dl.part" || return 1
-		t=$(ls "$root"/dl/openmpi_"$SMX_OMPI_VERSION".orig.tar.* 2>/dev/null | head -n 1)
+		t=$(ls "$root"/dl/openmpi_"$v".orig.tar.* 2>/dev/null | head -n 1)
 		[ -n "$t" ] || { echo "no orig tarball in $root/dl after the download" >&2; return 1; }
 	fi
 	echo "$t"
 }
 
 # The opal/mca/threads/pthreads headers that Open MPI's --with-devel-headers leaves out
-# (and so Debian's libopenmpi-dev), from the source of Open MPI $SMX_OMPI_VERSION, into
-# DIR/opal/mca/threads/pthreads: configure --with-ompi-missing-headers=DIR.
+# (and so Debian's libopenmpi-dev), from the source of Open MPI VERSION (Debian version
+# DEBVERSION; defaults as smx_ompi_source_tarball's), into DIR/opal/mca/threads/pthreads:
+# configure --with-ompi-missing-headers=DIR.
 smx_ompi_missing_headers() {
-	local dest=$1 t
-	t=$(smx_ompi_source_tarball) || return 1
+	local dest=$1 v=${2:-$SMX_OMPI_VERSION} t
+	t=$(smx_ompi_source_tarball "$v" "${3:-}") || return 1
 	mkdir -p "$dest" || return 1
 	tar -C "$dest" --strip-components=1 -xf "$t" --wildcards \
-		"openmpi-$SMX_OMPI_VERSION/opal/mca/threads/pthreads/threads_pthreads*.h" || return 1
+		"openmpi-$v/opal/mca/threads/pthreads/threads_pthreads*.h" || return 1
 	[ -f "$dest/opal/mca/threads/pthreads/threads_pthreads.h" ]
 }
 
@@ -200,7 +213,7 @@ SMX_MPI4PY_DIR=${SMX_MPI4PY_DIR:-$SMX_CACHE/mpi4py-$SMX_MPI4PY_VERSION}
 SMX_MPI4PY_PYTHON=${SMX_MPI4PY_PYTHON:-/usr/bin/python3}
 
 # What a complete build records: the version and the mpicc it was built with.
-smx_mpi4py_stamp() { echo "mpi4py $SMX_MPI4PY_VERSION built with $1/bin/mpicc"; }
+smx_mpi4py_stamp() { echo "mpi4py $SMX_MPI4PY_VERSION built with $(smx_ompi_mpicc "$1")"; }
 
 # Empty output when mpi4py is built against the Open MPI in $1; else why not.
 smx_mpi4py_problem() {
@@ -210,15 +223,21 @@ smx_mpi4py_problem() {
 	[ -x "$dir/venv/bin/python" ] && [ -f "$dir/src/mpi4py-$SMX_MPI4PY_VERSION/test/main.py" ] ||
 		{ echo "mpi4py in $dir is incomplete (run contrib/setup.sh)"; return; }
 	smx_mpi4py_linked_to "$ompi" >/dev/null 2>&1 ||
-		echo "mpi4py in $dir is not linked to $ompi/lib/libmpi.so (run contrib/setup.sh)"
+		echo "mpi4py in $dir does not load the libmpi of the Open MPI in $ompi (run contrib/setup.sh)"
 }
 
-# Whether mpi4py's extension loads libmpi from the Open MPI in $1 (and not, say, MPICH's).
+# Whether mpi4py's extension loads libmpi from the Open MPI in $1 (and not, say, MPICH's):
+# the file the loader finds is the one that Open MPI's libdir/libmpi.so (what its mpicc
+# links) leads to, once symbolic links are followed (a distribution's is found through
+# the loader's own directories, not through its libdir).
 smx_mpi4py_linked_to() {
-	local ompi=$1 so
+	local ompi=$1 so libdir got
 	so=$(ls "$SMX_MPI4PY_DIR"/venv/lib/python3*/site-packages/mpi4py/MPI.*.so) || return 1
-	LD_LIBRARY_PATH= ldd "$so" | grep -q "libmpi\.so.* => $ompi/lib/" ||
-		{ echo "mpi4py's $so is not linked to $ompi/lib/libmpi.so:" >&2; ldd "$so" >&2; return 1; }
+	libdir=$(smx_ompi_path "$ompi" libdir) && [ -n "$libdir" ] || return 1
+	got=$(LD_LIBRARY_PATH= ldd "$so" | awk '$1 ~ /^libmpi\.so/ && $2 == "=>" {print $3}')
+	if [ -z "$got" ] || [ "$(realpath -e "$got")" != "$(realpath -e "$libdir/libmpi.so")" ]; then
+		echo "mpi4py's $so does not load $libdir's libmpi:" >&2; ldd "$so" >&2; return 1
+	fi
 }
 
 # Download the sdist, build a wheel with the Open MPI in $1's mpicc, install it into a
@@ -236,10 +255,12 @@ smx_mpi4py_build() {
 			return 1
 	fi
 	tar -C "$dir/src" -xzf "$dir/dl/mpi4py-$v.tar.gz" || return 1
-	# MPICC selects the MPI. The linker needs this Open MPI's lib/ first: mpi4py puts
+	# MPICC selects the MPI. The linker needs this Open MPI's libdir first: mpi4py puts
 	# Python's LIBDIR (/usr/lib/x86_64-linux-gnu) before the wrapper's own -L, and there
 	# Debian's MPICH owns libmpi.so (alternatives): -lmpi would link MPICH.
-	env MPICC="$ompi/bin/mpicc" MPILD="$ompi/bin/mpicc -L$ompi/lib" PATH="$ompi/bin:$PATH" \
+	local mpicc libdir
+	mpicc=$(smx_ompi_mpicc "$ompi") && libdir=$(smx_ompi_path "$ompi" libdir) || return 1
+	env MPICC="$mpicc" MPILD="$mpicc -L$libdir" PATH="$ompi/bin:$PATH" \
 		"${pip[@]}" wheel --no-deps --no-cache-dir -w "$dir/wheel" "$dir/src/mpi4py-$v" ||
 		return 1
 	"${pip[@]}" install --no-deps "$dir"/wheel/mpi4py-"$v"-*.whl || return 1

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # contrib/setup.sh: set up everything the project needs, unattended, on a Debian machine.
 #
-#   Debian packages -> Open MPI >= 5 with devel headers -> VM kernel -> build and install
-#   the project's components into that Open MPI -> build/env.local (read by contrib/env.sh).
+#   Debian packages -> Open MPI >= 5 with devel headers (the one given, else one the system
+#   has, else $SMX_OMPI_VERSION built here) -> VM kernel -> build and install the project's
+#   components into that Open MPI -> build/env.local (read by contrib/env.sh).
 #
 # Idempotent: each step checks what is in place first; a second run takes seconds.
 # Expensive results live under $SMX_CACHE (default ~/.cache/smx), keyed by version.
@@ -12,29 +13,47 @@ set -euo pipefail
 
 usage() {
 	cat <<EOF
-usage: contrib/setup.sh [--with-ompi=DIR] [--no-vm] [--no-other-mpis] [--no-build] [--jobs=N]
+usage: contrib/setup.sh [--with-ompi=DIR | --own-ompi] [--no-vm] [--no-other-mpis]
+                        [--no-build] [--jobs=N] [--print-packages]
 
-  --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) installed in DIR
-                   instead of building $SMX_OMPI_VERSION (also: SMX_OMPI_PREFIX=DIR)
+  Open MPI: the one given; else an Open MPI >= 5.0 with devel headers that the system
+  has (a distribution's, e.g. Debian trixie's openmpi-bin + libopenmpi-dev, or one whose
+  ompi_info is on PATH); else $SMX_OMPI_VERSION, built once under the cache.
+  --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) whose bin/ompi_info is
+                   in DIR (also: SMX_OMPI_PREFIX=DIR)
+  --own-ompi       build and use $SMX_OMPI_VERSION even when the system has one
   --no-vm          do not prepare the QEMU guest's kernel (needed only by the VM tests;
                    one an earlier setup prepared stays in use)
   --no-other-mpis  do not install MPICH 5, Intel MPI and Open MPI 5.0.11 from PyPI
                    (the benchmark's comparison columns; ones installed earlier stay)
   --no-build       set up dependencies only; do not build the project
   --jobs=N         parallel make jobs (default: cores + 1)
+  --print-packages print the Debian packages setup installs (with the options given
+                   before it) and exit
 
 Caches under SMX_CACHE=$SMX_CACHE
 EOF
 }
 
 OMPI_PREFIX=${SMX_OMPI_PREFIX:-}
+# contrib/env.sh exports the Open MPI an earlier setup chose; that one is "given" only if
+# it was given then (the others stay under setup's care: found again, or rebuilt)
+if [ -n "$OMPI_PREFIX" ] && [ -f "$SMX_BUILD/env.local" ] &&
+   [ "$( (. "$SMX_BUILD/env.local" && echo "$SMX_OMPI_PREFIX/${SMX_OMPI_GIVEN:-0}") 2>/dev/null)" = "$OMPI_PREFIX/0" ]; then
+	OMPI_PREFIX=
+fi
+OWN_OMPI=0
+PRINT_PACKAGES=0
 WANT_VM=1
 WANT_PYMPI=1
 WANT_BUILD=1
 JOBS=$(($(nproc) + 1))
 for arg in "$@"; do
 	case $arg in
-	--with-ompi=*) OMPI_PREFIX=${arg#*=} ;;
+	--with-ompi=*) OMPI_PREFIX=${arg#*=}
+		[ -n "$OMPI_PREFIX" ] || smx_die "--with-ompi wants a directory" ;;
+	--own-ompi) OWN_OMPI=1 ;;
+	--print-packages) PRINT_PACKAGES=1 ;;
 	--no-vm) WANT_VM=0 ;;
 	--no-other-mpis) WANT_PYMPI=0 ;;
 	--no-build) WANT_BUILD=0 ;;
@@ -44,12 +63,17 @@ for arg in "$@"; do
 	*) usage >&2; smx_die "unknown option '$arg'" ;;
 	esac
 done
-# contrib/env.sh exports the prefix setup itself builds: that one is not "given", it stays
-# under setup's care (checked, rebuilt when unusable)
+# (the one setup itself builds is never "given": it stays under setup's care)
 [ "$OMPI_PREFIX" != "$SMX_CACHE/openmpi-$SMX_OMPI_VERSION/prefix" ] || OMPI_PREFIX=
+[ -z "$OMPI_PREFIX" ] || [ "$OWN_OMPI" = 0 ] || smx_die "--own-ompi and --with-ompi: choose one"
+OMPI_GIVEN=0
 if [ -n "$OMPI_PREFIX" ]; then # configure runs elsewhere, and env.local outlives this cwd
 	OMPI_PREFIX=$(realpath -e -- "$OMPI_PREFIX") || smx_die "--with-ompi: no such directory"
+	OMPI_GIVEN=1
 fi
+# The three headers an Open MPI's devel headers may lack (ompi_usable), when setup took them
+# from its source: configure --with-ompi-missing-headers.
+OMPI_MISSING_HEADERS=
 
 # Print elapsed time every 30 s while a long step runs, so a silent build is not a hung one.
 heartbeat() {
@@ -80,31 +104,108 @@ run_logged() {
 	wait "$hb" 2>/dev/null || true
 }
 
-step_packages() {
-	smx_log "checking Debian packages"
-	smx_need_packages build-essential autoconf automake libtool pkg-config \
+# The Debian packages setup needs (the VM's only with the VM).
+packages() {
+	echo build-essential autoconf automake libtool pkg-config \
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
-		qemu-system-x86 busybox-static cpio kmod dwarves dkms dpkg-dev python3 file \
+		kmod dwarves dkms dpkg-dev python3 file \
 		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb \
 		debootstrap zstd
+	[ "$WANT_VM" = 0 ] || echo qemu-system-x86 busybox-static cpio
 }
 
-# One-line verdict on an Open MPI installation; empty output means usable.
+step_packages() {
+	smx_log "checking Debian packages"
+	# shellcheck disable=SC2046
+	smx_need_packages $(packages)
+}
+
+THREADS_HEADERS="threads_pthreads.h threads_pthreads_mutex.h threads_pthreads_threads.h"
+
+# One-line verdict on an Open MPI installation; empty output means usable. MISSING, when
+# given, is a directory that supplies the opal/mca/threads/pthreads headers it may lack.
 ompi_problem() {
-	local p=$1 inc=$1/include/openmpi v major h
+	local p=$1 missing=${2:-} inc v major h
 	[ -x "$p/bin/ompi_info" ] || { echo "no Open MPI at $p (no bin/ompi_info)"; return; }
-	v=$("$p/bin/ompi_info" -V 2>/dev/null | sed -n 's/^Open MPI v\([0-9.]*\).*/\1/p')
+	v=$(smx_ompi_version "$p")
 	[ -n "$v" ] || { echo "$p/bin/ompi_info does not report a version"; return; }
 	major=${v%%.*}
 	[ "$major" -ge 5 ] 2>/dev/null ||
 		{ echo "Open MPI at $p is $v; this project needs >= 5.0 (the smsc framework)"; return; }
-	for h in opal_config.h opal/mca/btl/btl.h opal/mca/smsc/smsc.h \
-		 opal/mca/threads/pthreads/threads_pthreads.h \
-		 opal/mca/threads/pthreads/threads_pthreads_mutex.h \
-		 opal/mca/threads/pthreads/threads_pthreads_threads.h; do
-		[ -f "$inc/$h" ] ||
-			{ echo "Open MPI $v at $p lacks devel header $h (rebuild with --with-devel-headers; copy opal/mca/threads/pthreads/*.h from its source tree)"; return; }
+	inc=$(smx_ompi_path "$p" pkgincludedir)
+	for h in opal_config.h opal/mca/btl/btl.h opal/mca/smsc/smsc.h; do
+		[ -n "$inc" ] && [ -f "$inc/$h" ] ||
+			{ echo "Open MPI $v at $p has no devel headers (no $h in ${inc:-its pkgincludedir}: rebuild it with --with-devel-headers, or install the distribution's, Debian's libopenmpi-dev)"; return; }
 	done
+	for h in $THREADS_HEADERS; do
+		h=opal/mca/threads/pthreads/$h
+		[ -f "$inc/$h" ] || { [ -n "$missing" ] && [ -f "$missing/$h" ]; } ||
+			{ echo "Open MPI $v at $p lacks devel header $h (copy opal/mca/threads/pthreads/*.h from its source tree)"; return; }
+	done
+}
+
+# The version of the Debian source package that installed FILE; empty if none did.
+deb_source_version() {
+	local pkg
+	command -v dpkg-query >/dev/null || return 0
+	pkg=$(dpkg-query -S "$1" 2>/dev/null | head -n 1 | cut -d: -f1) || return 0
+	[ -z "$pkg" ] || dpkg-query -W -f='${source:Version}' "$pkg" 2>/dev/null || true
+}
+
+# Whether the Open MPI in PREFIX can host the components: returns 0 if so, else 1 with
+# OMPI_PROBLEM saying why. The three headers --with-devel-headers forgets (so does Debian's
+# libopenmpi-dev) are taken from the same version's Debian source package when that Open
+# MPI is Debian's, into $SMX_CACHE/openmpi-<version>/missing-headers (OMPI_MISSING_HEADERS).
+ompi_usable() {
+	local p=$1 v dv hdrs
+	OMPI_MISSING_HEADERS=
+	OMPI_PROBLEM=$(ompi_problem "$p")
+	case $OMPI_PROBLEM in
+	"") return 0 ;;
+	*"lacks devel header opal/mca/threads/pthreads/"*) ;;
+	*) return 1 ;;
+	esac
+	v=$(smx_ompi_version "$p")
+	hdrs=$SMX_CACHE/openmpi-$v/missing-headers
+	if [ ! -f "$hdrs/.complete" ]; then
+		dv=$(deb_source_version "$p/bin/ompi_info")
+		if [ -z "$dv" ]; then
+			OMPI_PROBLEM+="; it is not Debian's, so setup cannot fetch them"
+			return 1
+		fi
+		smx_log "Open MPI $v at $p lacks three devel headers: taking them from Debian's source package openmpi=$dv"
+		rm -rf "$hdrs"
+		if ! smx_ompi_missing_headers "$hdrs" "$v" "$dv"; then
+			OMPI_PROBLEM+="; setup could not take them from Debian's source package openmpi=$dv"
+			return 1
+		fi
+		touch "$hdrs/.complete"
+	fi
+	OMPI_PROBLEM=$(ompi_problem "$p" "$hdrs")
+	[ -z "$OMPI_PROBLEM" ] || return 1
+	OMPI_MISSING_HEADERS=$hdrs
+}
+
+# An Open MPI that the system already has and that can host the components: the ones whose
+# ompi_info is on PATH, then /usr's (a distribution's), never one under $SMX_CACHE. Sets
+# OMPI_PREFIX and returns 0 on the first usable one; says why each other one is not.
+find_system_ompi() {
+	local c p seen=" " cache
+	cache=$(realpath -m -- "$SMX_CACHE")
+	for c in $(type -a -P ompi_info 2>/dev/null) /usr/bin/ompi_info; do
+		[ -x "$c" ] || continue
+		# (through links: build/ompi-bin's lead to the Open MPI they stand for)
+		c=$(realpath -e -- "$c") && p=$(cd "$(dirname "$c")/.." && pwd -P) || continue
+		case "$p/" in "$cache"/*) continue ;; esac
+		case "$seen" in *" $p "*) continue ;; esac
+		seen+="$p "
+		if ompi_usable "$p"; then
+			OMPI_PREFIX=$p
+			return 0
+		fi
+		smx_log "not using the Open MPI at $p: $OMPI_PROBLEM"
+	done
+	return 1
 }
 
 # How Open MPI is configured: part of what the cache holds, recorded beside it, so that a
@@ -173,10 +274,10 @@ compile_ompi() {
 
 step_ompi() {
 	if [ -n "$OMPI_PREFIX" ]; then
-		local problem
-		problem=$(ompi_problem "$OMPI_PREFIX")
-		[ -z "$problem" ] || smx_die "$problem"
-		smx_log "Open MPI: using $OMPI_PREFIX"
+		ompi_usable "$OMPI_PREFIX" || smx_die "$OMPI_PROBLEM"
+		smx_log "Open MPI $(smx_ompi_version "$OMPI_PREFIX"): using $OMPI_PREFIX (given)"
+	elif [ "$OWN_OMPI" = 0 ] && find_system_ompi; then
+		smx_log "Open MPI $(smx_ompi_version "$OMPI_PREFIX"): using the system's, in $OMPI_PREFIX (--own-ompi builds $SMX_OMPI_VERSION instead)"
 	else
 		build_ompi
 	fi
@@ -228,6 +329,7 @@ step_build() {
 	fi
 	mkdir -p "$SMX_BUILD"
 	local want=("--with-ompi=$OMPI_PREFIX")
+	[ -z "$OMPI_MISSING_HEADERS" ] || want+=("--with-ompi-missing-headers=$OMPI_MISSING_HEADERS")
 	[ -z "$VM_KERNEL_DIR" ] || want+=("--with-vm-kernel=$VM_KERNEL_DIR")
 	if [ ! -f "$SMX_BUILD/Makefile" ] ||
 	   [ "$(cat "$SMX_BUILD/.configured-with" 2>/dev/null)" != "${want[*]}" ]; then
@@ -237,9 +339,13 @@ step_build() {
 	fi
 	run_logged "build the project" "$SMX_BUILD/setup-make.log" \
 		make -C "$SMX_BUILD" -j"$JOBS" all
+	# (a distribution's Open MPI keeps its components where only root writes)
+	local dir as=()
+	dir=$(sed -n 's/^SMX_COMPONENT_DIR = //p' "$SMX_BUILD/Makefile")
+	[ -w "$dir" ] || as=(smx_as_root)
 	run_logged "install the components" "$SMX_BUILD/setup-install.log" \
-		make -C "$SMX_BUILD" install
-	smx_log "components installed into $OMPI_PREFIX/lib/openmpi"
+		"${as[@]}" make -C "$SMX_BUILD" install
+	smx_log "components installed into $dir (make -C $SMX_BUILD uninstall removes them)"
 }
 
 write_env() {
@@ -247,11 +353,16 @@ write_env() {
 	{
 		echo "# written by contrib/setup.sh on $(date -u +%FT%TZ); read by contrib/env.sh"
 		printf 'SMX_OMPI_PREFIX=%q\n' "$OMPI_PREFIX"
+		printf 'SMX_OMPI_GIVEN=%q\n' "$OMPI_GIVEN"
 		printf 'SMX_VM_KERNEL_DIR=%q\n' "${VM_KERNEL_DIR:-}"
 		printf 'SMX_CACHE=%q\n' "$SMX_CACHE"
 	} >"$SMX_BUILD/env.local"
 }
 
+if [ "$PRINT_PACKAGES" = 1 ]; then
+	packages | tr ' ' '\n' | grep -v '^$'
+	exit 0
+fi
 VM_KERNEL_DIR=
 start=$SECONDS
 # One setup at a time per cache: two would build into, and delete, the same trees.

@@ -28,6 +28,7 @@ EXCLUDE=(
 )
 
 ompi=${SMX_OMPI_PREFIX:?source contrib/env.sh first (SMX_OMPI_PREFIX is not set)}
+mpirun=${SMX_MPIRUN:?run through make check, or source contrib/env.sh after a build}
 # A missing or wrongly linked mpi4py is a setup failure, never a skip.
 problem=$(smx_mpi4py_problem "$ompi")
 [ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
@@ -41,7 +42,7 @@ trap 'rm -rf "$work"' EXIT
 run_suite() {
 	local np=$1 cfg=$2 rc=0 start=$SECONDS
 	local out=$work/np$np-$cfg
-	local launcher=("$ompi/bin/mpirun" -np "$np" --bind-to none)
+	local launcher=("$mpirun" -np "$np" --bind-to none)
 	[ "$np" -gt "$(nproc)" ] && launcher+=(--oversubscribe)
 	mkdir -p "$out"
 	# shellcheck disable=SC2046

@@ -4,9 +4,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 : "${SMX_OMPI_PREFIX:?run through make check, or source contrib/env.sh}"
-: "${SMX_COMPONENT_DIR:=$SMX_OMPI_PREFIX/lib/openmpi}"
 : "${SMX_BUILD:?}"
 ompi_info=$SMX_OMPI_PREFIX/bin/ompi_info
+: "${SMX_COMPONENT_DIR:=$("$ompi_info" --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')}"
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 

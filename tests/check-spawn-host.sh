@@ -11,6 +11,7 @@ top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$top/contrib/lib.sh"
 . "$top/tests/configurations.sh"
 ompi=${SMX_OMPI_PREFIX:?source contrib/env.sh first (SMX_OMPI_PREFIX is not set)}
+mpirun=${SMX_MPIRUN:?run through make check, or source contrib/env.sh after a build}
 bindir=${SMX_BUILD:-$top/build}/tests/mpi
 "$top/tests/mpi/run-suite" --build-only --only spawn
 
@@ -19,7 +20,7 @@ fail() { echo "FAIL: $*"; status=1; }
 shm_before=$(ls /dev/shm | grep '^smx\.' | sort || true)
 # Parents and children together outnumber the cores here: the children are placed
 # oversubscribed (spawn.c asks for it), the parents unbound like the suite's.
-launch=("$ompi/bin/mpirun" --bind-to none --oversubscribe)
+launch=("$mpirun" --bind-to none --oversubscribe)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
 
 for cfg in smx-cma smx-nosc; do

@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
-# Our components against a distribution's Open MPI 5: Debian trixie's openmpi-bin and
-# libopenmpi-dev (5.0.7), in a trixie chroot made here from Debian's packages
-# (tests/trixie-chroot.sh: debootstrap, the finished tree cached as a tarball under
-# $SMX_CACHE/trixie). In the chroot, with nothing of the host's Open MPI:
-#  - configure --with-ompi=/usr takes the distribution's layout (headers and libraries
-#    under /usr/lib/<triplet>/openmpi, its PMIx's headers elsewhere), with the three
-#    headers libopenmpi-dev lacks from the same version's Debian source package;
-#  - make install puts both components where that Open MPI looks (ompi_info --path
-#    pkglibdir), and its ompi_info lists them with their parameters;
-#  - the MPI suite passes at 2 and 4 ranks on --mca btl smx,self with the distribution's
-#    mpirun and mpicc (every byte checked; only smx can carry the traffic), with the
-#    component path the README gives for Debian, and leaves nothing in /dev/shm.
+# The project on a distribution's Open MPI 5, as a user on Debian trixie gets it: in a
+# trixie chroot made here from Debian's packages (tests/trixie-chroot.sh: debootstrap, the
+# tree cached as a tarball under $SMX_CACHE/trixie) with openmpi-bin and libopenmpi-dev
+# (5.0.7) installed and nothing of the host's Open MPI:
+#  - contrib/setup.sh --no-vm --no-other-mpis installs what it needs (among it Debian's
+#    MPICH, which may take the alternatives' mpicc and mpirun), finds the system's Open MPI
+#    and uses it, building none: the three headers libopenmpi-dev lacks come from the same
+#    version's Debian source package, configure takes the distribution's layout (headers
+#    and libraries under /usr/lib/<triplet>/openmpi, its PMIx's headers elsewhere), the
+#    components go where that Open MPI looks (ompi_info --path pkglibdir), mpi4py is built
+#    against it;
+#  - with the alternatives' mpicc and mpirun pointed at MPICH, after . contrib/env.sh
+#    mpicc, mpirun and ompi_info are Open MPI's, and its ompi_info lists both components
+#    with their parameters;
+#  - make check's ompi_info and mpi4py tests pass, and the MPI suite at 2 and 4 ranks on
+#    --mca btl smx,self with that mpirun (every byte checked; only smx can carry the
+#    traffic), leaving nothing in /dev/shm.
+# Between runs the tree's apt archives and setup's cache are kept under $SMX_CACHE/trixie.
 # Needs root (chroot, mounts). SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$top/tests/trixie-chroot.sh"
 trixie_chroot_make
 root=$TRIXIE_ROOT
+trixie_keep /var/cache/apt/archives apt-archives
+trixie_keep /root/.cache/smx setup-cache
 
-# The same version as the source package we take the missing headers from.
 v=$(in_chroot 'ompi_info -V' 2>/dev/null | sed -n 's/^Open MPI v\([0-9.]*\).*/\1/p')
 echo "trixie's Open MPI: ${v:-none}"
-[ "$v" = "$SMX_OMPI_VERSION" ] || {
-	echo "FAIL: trixie ships Open MPI ${v:-<none>}, the headers it lacks come from $SMX_OMPI_VERSION's source"
-	exit 1
-}
-smx_ompi_missing_headers "$root/opt/ompi-missing-headers" ||
-	{ echo "FAIL: could not take the missing headers from Open MPI $SMX_OMPI_VERSION's source"; exit 1; }
+case $v in
+5.*) ;;
+*) echo "FAIL: trixie's openmpi-bin is not Open MPI 5 (${v:-no ompi_info})"; exit 1 ;;
+esac
 
 # Our source tree, as it is checked out (no build directory, no generated files).
 smx_copy_source "$root/src/ompi-smx"
@@ -34,42 +39,74 @@ smx_copy_source "$root/src/ompi-smx"
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
-echo "== build against /usr (the distribution's Open MPI)"
-if ! in_chroot 'set -e; cd /src/ompi-smx; autoreconf -fi >/tmp/autoreconf.log 2>&1;
-	mkdir -p build; cd build;
-	../configure --with-ompi=/usr --with-ompi-missing-headers=/opt/ompi-missing-headers \
-		--with-kernel-build=no >/tmp/configure.log 2>&1;
-	make -j"$(nproc)" >/tmp/make.log 2>&1; make install >/tmp/install.log 2>&1'; then
-	for log in autoreconf configure make install; do
-		[ ! -s "$root/tmp/$log.log" ] || { echo "--- $log.log"; tail -n 15 "$root/tmp/$log.log"; }
+echo "== contrib/setup.sh --no-vm --no-other-mpis in the trixie tree"
+start=$SECONDS
+if ! in_chroot 'cd /src/ompi-smx && contrib/setup.sh --no-vm --no-other-mpis' \
+	>"$root/tmp/setup.log" 2>&1; then
+	grep -v '^  ' "$root/tmp/setup.log" | tail -n 40
+	for log in build/setup-configure.log build/setup-make.log build/setup-install.log; do
+		[ ! -s "$root/src/ompi-smx/$log" ] || { echo "--- $log"; tail -n 15 "$root/src/ompi-smx/$log"; }
 	done
-	echo "FAIL: the build against trixie's Open MPI failed"
+	echo "FAIL: contrib/setup.sh failed in the trixie tree"
 	exit 1
 fi
-sed -n '/^  Open MPI:/,/^  kernel/p' "$root/tmp/configure.log"
+echo "setup took $((SECONDS - start)) s:"
+grep -E 'Open MPI|components installed|mpi4py|not using' "$root/tmp/setup.log" | sed 's/^/  /'
+grep -q "Open MPI $v: using the system's, in /usr" "$root/tmp/setup.log" &&
+	echo "ok: setup uses the system's Open MPI $v" ||
+	fail "setup did not say it uses the system's Open MPI in /usr"
+built=$(ls -d "$root"/root/.cache/smx/openmpi-*/prefix 2>/dev/null || true)
+[ -z "$built" ] && echo "ok: setup built no Open MPI" || fail "setup built an Open MPI: $built"
+
+# What setup's environment gives a user: Open MPI's commands whatever the alternatives say.
+# Debian's picks Open MPI's over MPICH's on amd64; a user may have chosen MPICH's.
+in_chroot 'update-alternatives --set mpi /usr/bin/mpicc.mpich &&
+	update-alternatives --set mpirun /usr/bin/mpirun.mpich' >/dev/null ||
+	fail "could not point the alternatives' mpicc and mpirun at MPICH"
+env_out=$(in_chroot 'cd /src/ompi-smx && . contrib/env.sh && echo "prefix=$SMX_OMPI_PREFIX" &&
+	echo "mpirun=$(readlink -f "$(command -v mpirun)")" &&
+	echo "mpicc=$(mpicc --showme:version 2>&1 | head -n 1)" &&
+	echo "alternative=$(readlink -f /usr/bin/mpirun)" &&
+	echo "mpich=$(readlink -f /usr/bin/mpirun.mpich)"' 2>&1) || true
+sed 's/^/  /' <<<"$env_out"
+[ "$(sed -n 's/^alternative=//p' <<<"$env_out")" = "$(sed -n 's/^mpich=//p' <<<"$env_out")" ] ||
+	fail "the alternatives' mpirun is not MPICH's: the check below proves nothing"
+grep -qx 'prefix=/usr' <<<"$env_out" || fail "env.sh does not name /usr's Open MPI"
+grep -q '^mpirun=/usr/bin/prterun$\|^mpirun=/usr/bin/mpirun.openmpi$' <<<"$env_out" ||
+	fail "env.sh's mpirun is not Open MPI's"
+grep -q '^mpicc=.*Open MPI' <<<"$env_out" || fail "env.sh's mpicc is not Open MPI's"
+
 pkglibdir=$(in_chroot 'ompi_info --path pkglibdir --parsable' | sed -n 's/^path:pkglibdir://p')
 for so in mca_btl_smx.so mca_smsc_knemlike.so; do
 	[ -f "$root$pkglibdir/$so" ] && echo "ok: $so installed in $pkglibdir" ||
 		fail "$so is not in trixie's component directory $pkglibdir"
 done
-info=$(in_chroot 'ompi_info; ompi_info --param btl smx --level 9; ompi_info --param smsc knemlike --level 9' 2>&1 | tr -d '\000')
+info=$(in_chroot 'cd /src/ompi-smx && . contrib/env.sh && ompi_info &&
+	ompi_info --param btl smx --level 9 && ompi_info --param smsc knemlike --level 9' 2>&1 | tr -d '\000')
 for want in 'MCA btl: smx' 'MCA smsc: knemlike' 'btl_smx_eager_limit' 'smsc_knemlike_attach_max'; do
 	grep -q "$want" <<<"$info" && echo "ok: ompi_info shows '$want'" ||
 		fail "trixie's ompi_info does not show '$want'"
 done
 
-# Debian's prterun hands every process its PMIx's component directory as Open MPI's
-# mca_base_component_path (both projects call the parameter that): a component outside
-# libmpi is found only where the path names its directory. The README's recipe: both
-# paths, each for its own library.
-pmixdir=$(in_chroot 'echo "$(pkg-config --variable=libdir pmix)/pmix"')
-fix="export OMPI_MCA_mca_base_component_path=$pkglibdir PMIX_MCA_mca_base_component_path=$pmixdir"
-echo "component path: $fix"
+echo "== make check: ompi_info and mpi4py"
+if in_chroot 'cd /src/ompi-smx && . contrib/env.sh &&
+	make -C build check TESTS="tests/check-ompi-info.sh tests/check-mpi4py.sh"' \
+	>"$root/tmp/check.log" 2>&1; then
+	grep -E '^(PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):' "$root/tmp/check.log" | sed 's/^/  /'
+	echo "ok: make check's ompi_info and mpi4py tests pass"
+else
+	tail -n 20 "$root/tmp/check.log"
+	for t in check-ompi-info check-mpi4py; do
+		[ ! -s "$root/src/ompi-smx/build/tests/$t.log" ] ||
+			{ echo "--- $t.log"; tr -d '\000' <"$root/src/ompi-smx/build/tests/$t.log" | tail -n 25; }
+	done
+	fail "make check's ompi_info or mpi4py test on trixie's Open MPI"
+fi
+
 for np in 2 4; do
-	# shellcheck disable=SC2016
-	in_chroot "$fix; export MPICC=mpicc.openmpi SMX_BUILD=/src/ompi-smx/build;
-		cd /src/ompi-smx && tests/mpi/run-suite --quick --np $np --label 'trixie btl smx,self np=$np' \
-		--mca btl smx,self" || fail "the MPI suite on trixie's Open MPI at $np ranks"
+	in_chroot "cd /src/ompi-smx && . contrib/env.sh &&
+		tests/mpi/run-suite --quick --np $np --label 'trixie btl smx,self np=$np' --mca btl smx,self" ||
+		fail "the MPI suite on trixie's Open MPI at $np ranks"
 done
 left=$(ls -A "$root/dev/shm")
 [ -z "$left" ] && echo "ok: nothing left in /dev/shm" || fail "left in /dev/shm: $left"

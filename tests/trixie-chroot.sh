@@ -6,6 +6,7 @@
 #                        Debian's packages the first time, then cached as a tarball under
 #                        $SMX_CACHE/trixie keyed by the package list), mount /proc, /sys,
 #                        /dev and a /dev/shm of its own; removed at exit
+#   trixie_keep DIR NAME keep the tree's DIR across runs: bind $SMX_CACHE/trixie/NAME there
 #   in_chroot SCRIPT     bash -c SCRIPT in the tree, with nothing of the caller's environment
 # SPDX-License-Identifier: BSD-3-Clause
 [ "$(id -u)" = 0 ] || { echo "FAIL: needs root (debootstrap, chroot, mounts)"; exit 1; }
@@ -25,8 +26,17 @@ TRIXIE_PACKAGES=(openmpi-bin libopenmpi-dev libpmix-dev libevent-dev libhwloc-de
 	build-essential autoconf automake libtool pkg-config)
 TRIXIE_PACKAGES_APT=(dpkg-dev debhelper dh-dkms dkms lintian fakeroot linux-headers-amd64)
 TRIXIE_ROOT=$(mktemp -d /var/tmp/smx-trixie.XXXXXX)
+TRIXIE_KEPT=()
 _trixie_cleanup() {
+	local m
 	_trixie_umount
+	# (a bind mount is the same file system: --one-file-system would not stop rm there)
+	for m in "${TRIXIE_KEPT[@]}"; do
+		if mountpoint -q "$TRIXIE_ROOT/$m"; then
+			echo "warning: $TRIXIE_ROOT/$m is still mounted; leaving $TRIXIE_ROOT" >&2
+			return
+		fi
+	done
 	rm -rf --one-file-system "$TRIXIE_ROOT"
 }
 trap _trixie_cleanup EXIT
@@ -62,6 +72,11 @@ trixie_chroot_make() {
 		echo "== unpacking the cached trixie tree $tarball"
 		tar -C "$TRIXIE_ROOT" --zstd -xf "$tarball"
 	fi
+	# The tree trusts what this host trusts (a network whose proxy has its own CA): tools
+	# run in it fetch from PyPI over HTTPS.
+	[ ! -f /etc/ssl/certs/ca-certificates.crt ] ||
+		cp /etc/ssl/certs/ca-certificates.crt "$TRIXIE_ROOT/etc/ssl/certs/ca-certificates.crt"
+	[ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$TRIXIE_ROOT/etc/pip.conf"
 	_trixie_mount
 }
 
@@ -72,9 +87,18 @@ _trixie_mount() {
 	mount -t tmpfs -o size=512m tmpfs "$TRIXIE_ROOT/dev/shm"
 }
 
+trixie_keep() {
+	local dir=$1 keep=$SMX_CACHE/trixie/$2
+	mkdir -p "$keep" "$TRIXIE_ROOT$dir"
+	mount --bind "$keep" "$TRIXIE_ROOT$dir"
+	TRIXIE_KEPT+=("${dir#/}")
+}
+
 _trixie_umount() {
 	local m
-	for m in dev/shm dev sys proc; do umount -l "$TRIXIE_ROOT/$m" 2>/dev/null || true; done
+	for m in "${TRIXIE_KEPT[@]}" dev/shm dev sys proc; do
+		umount -l "$TRIXIE_ROOT/$m" 2>/dev/null || true
+	done
 }
 
 in_chroot() {
