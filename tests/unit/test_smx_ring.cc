@@ -126,7 +126,7 @@ TEST(SmxRing, AStreamTheReaderIsBehindOnDoesNotStopAtTheLap)
 
 // Random record sizes and a reader that lags by random amounts: the room rule never lets
 // the writer cover an unread line (checked in Ring::write) and never refuses a record
-// that fits behind the reader.
+// once the reader has read everything.
 TEST(SmxRing, RandomTrafficNeverOverwritesUnreadLines)
 {
     std::mt19937 rng(20261125);
