@@ -107,9 +107,20 @@ static inline uint32_t smx_record_lines(size_t len)
 #define SMX_RING_LAP 128u
 #define SMX_RING_SMALL (SMX_RING_LAP / 16)
 
+/* Writer: do the next 'span' lines from 'head' lie behind the reader? 'seen' caches the
+ * reader's count of consumed lines, read again only when it says no. */
+static inline bool smx_ring_fits(struct smx_pair_ring *ring, uint32_t size, uint64_t head,
+                                 uint64_t *seen, uint32_t span)
+{
+    if (head + span - *seen <= size) {
+        return true;
+    }
+    *seen = __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
+    return head + span - *seen <= size;
+}
+
 /* Writer: room for a record of 'lines' lines at 'head' (a SKIP to the ring's end first
- * where it would wrap, or at the lap's end, above)? *skip: the SKIP's lines (0: none).
- * 'seen' caches the reader's count of consumed lines. */
+ * where it would wrap, or at the lap's end, above)? *skip: the SKIP's lines (0: none). */
 static inline bool smx_ring_room(struct smx_pair_ring *ring, uint32_t size, uint64_t head,
                                  uint64_t *seen, uint32_t lines, uint32_t *skip)
 {
@@ -119,21 +130,12 @@ static inline bool smx_ring_room(struct smx_pair_ring *ring, uint32_t size, uint
      * at the start once the reader has caught up) */
     *skip = at + lines > size ? size - at : 0;
     if (0 == *skip && lines <= SMX_RING_SMALL && at >= SMX_RING_LAP
-        && at < SMX_RING_LAP + SMX_RING_SMALL) {
-        const uint32_t back = size - at;
-        if (head + back + lines - *seen > size) {
-            *seen = __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
-        }
-        if (head + back + lines - *seen <= size) {
-            *skip = back;
-            return true;
-        }
-    }
-    if (head + *skip + lines - *seen <= size) {
+        && at < SMX_RING_LAP + SMX_RING_SMALL
+        && smx_ring_fits(ring, size, head, seen, size - at + lines)) {
+        *skip = size - at;
         return true;
     }
-    *seen = __atomic_load_n(&ring->consumed, __ATOMIC_ACQUIRE);
-    return head + *skip + lines - *seen <= size;
+    return smx_ring_fits(ring, size, head, seen, *skip + lines);
 }
 
 /* Writer: the record at 'head' is written but for its seq: hand it over. (A SKIP
