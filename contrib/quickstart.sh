@@ -77,6 +77,6 @@ tests/vm/run-in-vm bash -c "tests/bench/run-bench --np 2 --mode pingpong --reps 
 	--preset sm-knemlike --preset sm-cma --preset sm-nosc --baseline sm-cma \
 	--csv '$SMX_BUILD/quickstart-vm.csv' || exit 1
 	echo '== btl/smx + knemlike (busy), 1 MiB ping-pong: what each process counted'
-	mpirun --allow-run-as-root -np 2 $busy --mca btl_smx_verbose 1 \
+	mpirun --allow-run-as-root -np 2 $busy --mca btl_base_verbose info \
 		'$SMX_BUILD/tests/bench/smx_bench' --sizes 1M --samples 1 2>&1 |
 		grep 'gets by single copy'"

@@ -22,7 +22,7 @@ cd "$top"
 	before=\$(used)
 	tests/bench/run-bench --np 2 --mode pingpong --reps 2 --samples 2 --sizes 0,64K,1M \
 		--off-cache 16 --preset sm-cma --preset sm-knemlike --preset sm-nosc \
-		--config 'smx-knemlike-busy=$busy --mca btl_smx_verbose 1' --csv '$csv' 2>'$log'
+		--config 'smx-knemlike-busy=$busy --mca btl_base_verbose info' --csv '$csv' 2>'$log'
 	rc=\$?
 	cat '$log' >&2
 	[ \$rc = 0 ] || exit 1

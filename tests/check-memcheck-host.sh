@@ -47,7 +47,7 @@ rc=0
 "$top/tests/memcheck-scan" --reports 2 "$work/fixture" >/dev/null || rc=$?
 [ $rc = 2 ] || fail "memcheck-scan accepted one report where two were due (exit $rc)"
 
-# counter FIELD OUTPUT: the sum over the ranks' finalize lines (btl_smx_verbose 1) of
+# counter FIELD OUTPUT: the sum over the ranks' finalize lines (btl_base_verbose info) of
 # field FIELD (1 single copy, 2 double, 3 push; smx_transfer_counts)
 counter() {
 	smx_transfer_counts "$2" | awk -v f="$1" '{ print $(f + 1) }'
@@ -55,7 +55,7 @@ counter() {
 
 launch=(mpirun -np 2 --bind-to none)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
-launch+=($(smx_memcheck_mpirun_args) --mca btl_smx_verbose 1)
+launch+=($(smx_memcheck_mpirun_args) --mca btl_base_verbose info)
 
 # config, what its runs must have done (counter field: 1 single copy, 2 double, 3 push), programs
 run_config() {

@@ -114,10 +114,10 @@ shm_case() { # shm_case SIZE WANT_TEXT UNWANTED_TEXT WANT_PASS(yes/no) WHAT MPIR
 	script+="else echo \"FAIL: $5: \$out\"; status=1; fi; fi; "
 }
 shm_case 16m "a budget of 4096 KiB" "not for those of every process" yes \
-	"the default budgets shrink to fit both segments, no warning" "--mca btl_smx_verbose 1"
+	"the default budgets shrink to fit both segments, no warning" "--mca btl_base_verbose info"
 shm_case 24m "not for those of every process" "a budget of 4096 KiB" yes \
 	"budgets of 16 MiB asked for: room for one segment only, a warning, and the job runs" \
-	"--mca btl_smx_budget_kb 16384 --mca btl_smx_verbose 1"
+	"--mca btl_smx_budget_kb 16384 --mca btl_base_verbose info"
 shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 	"budgets of 16 MiB asked for: no room for one segment, smx refused by name" \
 	"--mca btl_smx_budget_kb 16384"

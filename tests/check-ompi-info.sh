@@ -32,7 +32,6 @@ check_param() {
 	grep -q "MCA $fw $comp: parameter \"$param\"" <<<"$out" ||
 		fail "ompi_info --param $fw $comp --level 9 does not show $param"
 }
-check_param btl smx btl_smx_verbose
 check_param btl smx btl_smx_pair_ring_size
 check_param btl smx btl_smx_pair_rings_max
 check_param btl smx btl_smx_pair_ring_after

@@ -18,7 +18,7 @@ launch=(mpirun -np 2)
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 # policy OUT KEY: the values of KEY (a pattern: 'busy_always', '[a-z0-9]*\.eager_limit')
-# in the policy lines btl/smx printed at btl_smx_verbose 1, one per line
+# in the policy lines btl/smx printed at btl_base_verbose info, one per line
 policy() { sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # Our files of this test's jobs only: others may run beside us.
 files_of() { ls /dev/shm 2>/dev/null | grep -E "^smx\.[0-9a-f]+\.[0-9]+\.($1)$" || true; }
@@ -29,7 +29,7 @@ smx_pids() {
 }
 
 # 1. normal run
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 pids=$(smx_pids <<<"$out")
 grep -q "^anysource: PASS" <<<"$out" || fail "the job on smx failed: $out"
@@ -40,7 +40,7 @@ grep -q "^anysource: PASS" <<<"$out" || fail "the job on smx failed: $out"
 # 2. once every peer has mapped a segment, its file is unlinked (the memory lives on in
 #    the mappings), so kill -9 of a rank cannot leave anything behind; the job aborts
 log=$(mktemp)
-"${launch[@]}" $(smx_config_args smx-nosc) --mca btl_smx_verbose 1 "$build/tests/smx/linger" \
+"${launch[@]}" $(smx_config_args smx-nosc) --mca btl_base_verbose info "$build/tests/smx/linger" \
 	>"$log" 2>&1 &
 job=$!
 for _ in $(seq 1 60); do
@@ -71,7 +71,7 @@ rm -f "$log"
 bdir=$(mktemp -d)
 trace=$(mktemp -d)
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_backing_directory "$bdir" \
-	--mca btl_smx_verbose 1 strace -ff -qq -e trace=openat -o "$trace/t" \
+	--mca btl_base_verbose info strace -ff -qq -e trace=openat -o "$trace/t" \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 made=$(cat "$trace"/t* | grep -c "openat(.*\"$bdir/smx\.[0-9a-f]*\.[0-9]*\.[0-9]*\", O_RDWR|O_CREAT" || true)
 grep -q "^anysource: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out" &&
@@ -80,7 +80,7 @@ grep -q "^anysource: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<
 	fail "backing directory $bdir: want smx used, 2 files made there ($made) and gone: $(ls -A "$bdir") $out"
 rm -rf "$bdir" "$trace"
 out=$("${launch[@]}" --mca btl smx,sm,self --mca btl_smx_backing_directory /nonexistent/smx \
-	--mca btl_smx_verbose 1 "$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+	--mca btl_base_verbose info "$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 grep -q "^anysource: PASS" <<<"$out" && ! grep -q "btl:smx: 2 local processes" <<<"$out" &&
 	grep -q "btl:smx: cannot create a segment of [0-9]* bytes as /nonexistent/smx/smx\." <<<"$out" &&
 	echo "ok: a backing directory that does not exist keeps smx out, by name; the job runs on sm" ||
@@ -92,7 +92,7 @@ grep -q "^anysource: PASS" <<<"$out" && ! grep -q "btl:smx: 2 local processes" <
 check_param() {
 	local what=$1 want=$2
 	shift 2
-	out=$("${launch[@]}" --mca btl smx,sm,self --mca btl_smx_verbose 1 "$@" \
+	out=$("${launch[@]}" --mca btl smx,sm,self --mca btl_base_verbose info "$@" \
 		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 	# (btl/smx's own message says "Parameter:", the MCA system's for a value that is
 	# not even of the parameter's kind "Variable :")
@@ -137,7 +137,7 @@ check_param "a class's eager limit below ob1's largest header (ob1 fails MPI_Ini
 	btl_smx_eager_limit_l3 --mca btl_smx_eager_limit_l3 72
 # ... while the smallest eager limits accepted work: every class and the busy rule at 128
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_eager_limit 128 \
-	--mca btl_smx_busy_ranks 0 --mca btl_smx_eager_limit_busy 128 --mca btl_smx_verbose 1 \
+	--mca btl_smx_busy_ranks 0 --mca btl_smx_eager_limit_busy 128 --mca btl_base_verbose info \
 	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 grep -q "^p2p: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out" &&
 	echo "ok: eager limits of 128 bytes, the smallest accepted, carry p2p on smx" ||
@@ -150,7 +150,7 @@ grep -q "^dump: returned 0" <<<"$out" &&
 	fail "mca_pml_ob1_dump on smx: want the endpoint line and a normal return: $out"
 # ... and processes started with different fragment sizes (one app context of an MPMD
 # job) work together: a receiver takes each message's size from the message
-out=$("${launch[@]}" --mca btl smx,self --mca btl_smx_eager_limit 4096 --mca btl_smx_verbose 10 \
+out=$("${launch[@]}" --mca btl smx,self --mca btl_smx_eager_limit 4096 --mca btl_base_verbose trace \
 	sh -c '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export OMPI_MCA_btl_smx_frag_size=4096; exec "$0"' \
 	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000' || true)
 grep -q "^p2p: PASS" <<<"$out" && [ "$(grep -c "btl:smx: peer " <<<"$out")" = 2 ] &&
@@ -158,7 +158,7 @@ grep -q "^p2p: PASS" <<<"$out" && [ "$(grep -c "btl:smx: peer " <<<"$out")" = 2 
 	fail "frag_size 4096 on rank 0 only: want p2p PASS over smx: $out"
 # ... while a smaller fragment alone is enough: the defaults above it follow it down
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
-	--mca btl_smx_verbose 10 "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+	--mca btl_base_verbose trace "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 n=$(grep -c "btl:smx: policy: " <<<"$out" || true)
 big=$(policy "$out" '[a-z0-9]*\.\(rndv_\)\?eager_limit' | awk '$1 > 4096' | wc -l)
 grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
@@ -169,7 +169,7 @@ grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
 #    class gets the busy eager limit and single-copy threshold (its policy says so) where
 #    single copy counts as cheap (btl_smx_single_copy_cost_max always); where it does
 #    not (a limit of 0), the class's own threshold (never, for these 2 cores) stays
-busy_args=(--mca btl_smx_verbose 1 --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
+busy_args=(--mca btl_base_verbose info --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
 	--mca btl_smx_single_copy_min_busy 7000)
 out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
 	--mca btl_smx_single_copy_cost_max never "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
@@ -190,7 +190,7 @@ n=$(busy_policy "$out")
 grep -q "^p2p: PASS" <<<"$out" && [ "$n" = "1/1 6000 7000" ] &&
 	echo "ok: a crowded node lowers both thresholds for every peer, data intact" ||
 	fail "busy_ranks: want 'busy, eager limit, busy threshold' 1/1 6000 7000, not '$n', and p2p PASS: $out"
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 [ "$(policy "$out" busy_always | paste -sd/)" = 0/0 ] &&
 	echo "ok: 2 processes are not a busy node by default" ||
@@ -199,7 +199,7 @@ out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
 #    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer
 #    when single copy counts as cheap (btl_smx_single_copy_cost_max always), not at
 #    all with btl_smx_exchange_push false or a cost limit of 0, and by default as each
-#    process's measured cost decides (btl_smx_verbose 1 says which); the benchmark checks
+#    process's measured cost decides (btl_base_verbose info says which); the benchmark checks
 #    each message's first and last byte, the collectives of the MPI suite (smx-cma-push)
 #    every byte of this path
 bench=$build/tests/smx/smx_bench
@@ -211,7 +211,7 @@ bench=$build/tests/smx/smx_bench
 pushes() {
 	local trace
 	trace=$(mktemp -d)
-	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 1 "$@" \
+	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info "$@" \
 		strace -ff -qq -e trace=process_vm_writev -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,1048576," "$trace/out"; then
@@ -259,7 +259,7 @@ reads() {
 		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:-always}" \
 		--mca btl_smx_single_copy_window_max 0 \
 		--mca btl_smx_single_copy_oversubscribed "$1" \
-		--mca btl_smx_verbose 1 \
+		--mca btl_base_verbose info \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
 	if ! grep -q "^alltoall,65536," "$trace/out"; then
@@ -312,12 +312,12 @@ late_rings=$(rings --mca btl_smx_pair_ring_after 1000000000)
 #    the rest in ob1's own queue, and every byte arrives in order. Without the cap the
 #    sender held about 200 MB here; the same run with a cap out of reach shows that the
 #    cap, not luck, bounds it.
-#    Its counters (btl_smx_verbose 1 at finalize, the MPI_T variables' values) say so too.
+#    Its counters (btl_base_verbose info at finalize, the MPI_T variables' values) say so too.
 burst_log=$(mktemp)
 burst() { # burst MCA-ARGS...: the sender's peak memory growth in kB, or "failed"; the
 	# job's output in $burst_log
 	# (16 KiB sent eagerly whatever the class: far classes' default limit is 4 KiB)
-	"${launch[@]}" --mca btl smx,self --mca btl_smx_verbose 1 --mca btl_smx_eager_limit 20480 \
+	"${launch[@]}" --mca btl smx,self --mca btl_base_verbose info --mca btl_smx_eager_limit 20480 \
 		"$@" "$build/tests/smx/burst" 10000 16384 2>&1 | tr -d '\000' >"$burst_log"
 	if grep -q "^burst: PASS" "$burst_log"; then
 		sed -n 's/^burst: rank 0: .*peak memory +\([0-9]*\) kB$/\1/p' "$burst_log"
@@ -351,7 +351,7 @@ rm -f "$burst_log"
 #    some with cma on a node made busy (single copy from 8 KiB whatever it costs)
 gets() { # gets MCA-ARGS...: "SINGLE DOUBLE" summed over both ranks, or "failed"
 	local out
-	out=$("${launch[@]}" --mca btl_smx_verbose 1 "$@" "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+	out=$("${launch[@]}" --mca btl_base_verbose info "$@" "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 	grep -q "^p2p: PASS" <<<"$out" || { echo failed; return; }
 	both_ranks_gets "$out"
 }
@@ -380,7 +380,7 @@ window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIM
 	# over both ranks (WINDOWS: peers printed with a window), or "failed"
 	local size=$1 out
 	shift
-	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_smx_verbose 1 "$@" \
+	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info "$@" \
 		"$bench" --mode pingpong --sizes "$size" --samples 2 2>&1 | tr -d '\000')
 	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
 	echo "$(both_ranks_gets "$out")" \
@@ -406,7 +406,7 @@ read -r z32 < <(window_gets 32768 "${wopen[@]}" --mca btl_smx_single_copy_window
 # them opened it against the limit, how many opened it; or "failed"
 window_judged() {
 	local out
-	out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_verbose 1 \
+	out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
 		--mca btl_smx_single_copy_window_cost_max "$1" "$build/tests/mpi/anysource" 2>&1 |
 		tr -d '\000')
 	grep -q "^anysource: PASS" <<<"$out" || { echo failed; return; }

@@ -55,7 +55,7 @@ for c in "${cases[@]}"; do
 	must_fill=0
 	[[ $c == *"--kinds burst"* ]] && must_fill=1
 	# shellcheck disable=SC2086
-	if ! "$soak" --seed 21 --stock-every 0 --timeout 300 --show $c --mca btl_smx_verbose 1 >"$out" 2>&1; then
+	if ! "$soak" --seed 21 --stock-every 0 --timeout 300 --show $c --mca btl_base_verbose info >"$out" 2>&1; then
 		fail "$c"
 		grep -v "^      | .*btl:smx: " "$out"
 	elif [ $must_fill = 1 ] && ! grep -q "at most $cap of btl_smx_max_frags $cap descriptors out" "$out"; then

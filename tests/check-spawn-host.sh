@@ -26,7 +26,7 @@ launch=("$mpirun" --bind-to none --oversubscribe)
 for cfg in smx-cma smx-nosc; do
 	rc=0
 	# shellcheck disable=SC2046
-	out=$(timeout -k 10 120 "${launch[@]}" -np 2 $(smx_config_args "$cfg") --mca btl_smx_verbose 1 \
+	out=$(timeout -k 10 120 "${launch[@]}" -np 2 $(smx_config_args "$cfg") --mca btl_base_verbose info \
 		"$bindir/spawn" --expect-smx 2>&1 | tr -d '\000') || rc=$?
 	# The children (job 2) ran smx to their finalize; the parents' counters are printed
 	# by the program (Open MPI 5.0.7 does not finalize the BTLs of a process that

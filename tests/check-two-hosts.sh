@@ -64,7 +64,7 @@ common=(--hostfile "$work/hosts" --mca plm_rsh_agent "$work/agent" --mca btl smx
 
 # 1. Who talks through what: Open MPI's table, and btl/smx's own count of local peers.
 out=$(on_host_a timeout 120 mpirun -np 4 --bind-to none --oversubscribe "${common[@]}" \
-	--mca ompi_display_comm mpi_init --mca btl_smx_verbose 1 "$build/tests/mpi/p2p" 2>&1 |
+	--mca ompi_display_comm mpi_init --mca btl_base_verbose info "$build/tests/mpi/p2p" 2>&1 |
 	tr -d '\000') || true
 if grep -q "^p2p: PASS" <<<"$out" && grep -q "on-host: *all connections are smx" <<<"$out" &&
    grep -q "off-host: *all connections are tcp" <<<"$out"; then
@@ -90,7 +90,7 @@ fi
 # 3. kill -9 of the second host's ranks: the job ends with an error, no segment is left.
 log=$work/linger.log
 on_host_a timeout 120 mpirun -np 4 --bind-to none --oversubscribe "${common[@]}" \
-	--mca btl_smx_verbose 1 "$build/tests/smx/linger" >"$log" 2>&1 &
+	--mca btl_base_verbose info "$build/tests/smx/linger" >"$log" 2>&1 &
 job=$!
 for _ in $(seq 1 120); do
 	[ "$(grep -c '^READY' "$log")" = 4 ] && break

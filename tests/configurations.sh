@@ -27,7 +27,7 @@ smx_config_args() {
 	echo "$args"
 }
 
-# What btl/smx's transfers did, from a job's output with btl_smx_verbose 1 (each rank's
+# What btl/smx's transfers did, from a job's output with btl_base_verbose info (each rank's
 # line at finalize): "RANKS SINGLE DOUBLE PUSHES", the lines found and the sums over them
 # of the gets by single copy, the gets by double copy and the exchange pushes.
 smx_transfer_counts() { # smx_transfer_counts OUTPUT

@@ -23,6 +23,7 @@
 #include "opal_config.h"
 
 #include "opal/class/opal_list.h"
+#include "opal/mca/btl/base/base.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
@@ -86,7 +87,7 @@ struct mca_btl_base_endpoint_t {
     bool active;           /* on the component's list of peers with the two above to do */
     int pulling;           /* my double-copy gets from this peer not yet complete */
     struct mca_smsc_endpoint_t *smsc_endpoint;
-    bool described; /* printed at btl_smx_verbose 10 */
+    bool described; /* printed at btl_base_verbose trace */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 typedef struct mca_btl_base_endpoint_t mca_btl_smx_endpoint_t;
@@ -94,8 +95,6 @@ OBJ_CLASS_DECLARATION(mca_btl_smx_endpoint_t);
 
 struct mca_btl_smx_component_t {
     mca_btl_base_component_3_0_0_t super;
-    int verbose; /* btl_smx_verbose */
-    int output;  /* opal_output stream at that verbosity */
     /* parameters (btl_smx_params.c) */
     int budget_kb, frag_size, max_frags;
     int pair_ring_size, pair_rings_max, pair_ring_after;
@@ -143,7 +142,7 @@ struct mca_btl_smx_component_t {
     bool progress_registered;
 
     /* What this process's transfers did: MPI_T performance variables (btl_smx_<name>),
-     * printed at finalize with btl_smx_verbose >= 1. Raised with relaxed atomics. */
+     * printed at finalize at btl_base_verbose info. Raised with relaxed atomics. */
     struct {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... through the rings */
@@ -164,19 +163,13 @@ struct mca_btl_smx_component_t {
 };
 typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
 
+/* What btl/smx prints goes to the btl framework's stream (btl_base_verbose): component
+ * for why it is not used, info for its policy and its counters at finalize, trace for
+ * each peer's class. */
+#define SMX_OUTPUT opal_btl_base_framework.framework_output
+
 OPAL_DECLSPEC extern mca_btl_smx_component_t mca_btl_smx_component;
 extern mca_btl_base_module_t mca_btl_smx_module_template;
-
-/* Memory another process wrote into this one (an exchange push, btl_smx_get.c) is, to
- * valgrind's memcheck, never written: without this, the application's first read of data
- * it received that way is reported as a read of uninitialised memory. A few instructions
- * outside valgrind; nothing without valgrind's header (configure reports it). */
-#ifdef SMX_HAVE_MEMCHECK_H
-#    include <valgrind/memcheck.h>
-#    define SMX_WRITTEN_BY_PEER(addr, len) ((void) VALGRIND_MAKE_MEM_DEFINED((addr), (len)))
-#else
-#    define SMX_WRITTEN_BY_PEER(addr, len) ((void) 0)
-#endif
 
 static inline void mca_btl_smx_count(unsigned long long *counter)
 {

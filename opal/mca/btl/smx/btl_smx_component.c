@@ -42,7 +42,6 @@ mca_btl_smx_component_t mca_btl_smx_component = {
          * one could register it at low priority first. init registers it once instead. */
         .btl_progress = NULL,
     },
-    .output = -1,
     .segment_fd = -1,
 };
 
@@ -50,8 +49,6 @@ static int smx_component_open(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    c->output = opal_output_open(NULL);
-    opal_output_set_verbosity(c->output, c->verbose);
     OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->poll_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->completed, opal_list_t);
@@ -75,10 +72,6 @@ static int smx_component_close(void)
     OBJ_DESTRUCT(&c->serves);
     OBJ_DESTRUCT(&c->poll_lock);
     OBJ_DESTRUCT(&c->lock);
-    if (0 <= c->output) {
-        opal_output_close(c->output);
-        c->output = -1;
-    }
     return OPAL_SUCCESS;
 }
 
@@ -171,7 +164,8 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     if (NULL != mca_smsc && mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
         ssize_t handle_size = mca_smsc_base_registration_data_size();
         if (handle_size <= 0) {
-            opal_output_verbose(1, c->output, "btl:smx: not used: the smsc component's "
+            opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                                "btl:smx: not used: the smsc component's "
                                 "registration data has no size (%zd)", handle_size);
             mca_btl_smx_segment_destroy();
             return NULL;
@@ -231,7 +225,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     opal_progress_register(mca_btl_smx_progress);
     c->progress_registered = true;
     *num_btls = c->num_modules;
-    opal_output_verbose(1, c->output,
+    opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %d local processes, %s single copy, %d module%s, a budget of "
                         "%llu KiB for messages in flight (segments of %.1f MiB, taken as written)",
                         c->num_local, NULL != mca_smsc ? "with" : "without", c->num_modules,

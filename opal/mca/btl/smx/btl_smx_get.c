@@ -25,6 +25,7 @@
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_policy.h"
+#include "smx_memcheck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -278,7 +279,7 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
 
     if (SMX_PIECE_PUSHED == piece->offset) {
         op->received = op->size; /* the server copied it all into op->local already */
-        SMX_WRITTEN_BY_PEER(op->local, op->size);
+        SMX_MEMCHECK_WRITTEN(op->local, op->size);
     } else {
         memcpy(op->local + piece->offset, piece + 1, chunk);
         op->received += chunk;

@@ -179,7 +179,8 @@ int mca_btl_smx_segment_create(void)
         }
     }
     if (NULL == c->segment) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot create a segment of %zu bytes as %s",
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                            "btl:smx: cannot create a segment of %zu bytes as %s",
                             c->segment_size, name);
         free(name);
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -357,7 +358,8 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
             probe = open(ep->peer_ds->seg_name, O_RDWR | O_CLOEXEC);
         }
         if (probe < 0) {
-            opal_output_verbose(1, c->output, "btl:smx: cannot open the segment of %s, of "
+            opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                                "btl:smx: cannot open the segment of %s, of "
                                 "another job, as %s: %s", OPAL_NAME_PRINT(proc->proc_name),
                                 fd >= 0 ? ep->peer_ds->seg_name : "(none kept open)",
                                 fd >= 0 ? strerror(errno) : "");
@@ -368,7 +370,8 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     }
     ep->peer_segment = opal_shmem_segment_attach(ep->peer_ds);
     if (NULL == ep->peer_segment) {
-        opal_output_verbose(1, c->output, "btl:smx: cannot map the segment of %s (%s)",
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                            "btl:smx: cannot map the segment of %s (%s)",
                             OPAL_NAME_PRINT(proc->proc_name), ep->peer_ds->seg_name);
         free(blob);
         return OPAL_ERR_UNREACH;
@@ -388,7 +391,8 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
         const uint32_t k = __atomic_fetch_add(&h->guests, 1, __ATOMIC_RELAXED);
         uint64_t name;
         if (k >= SMX_GUESTS_MAX) {
-            opal_output_verbose(1, c->output, "btl:smx: %s has taken %d processes of other "
+            opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
+                                "btl:smx: %s has taken %d processes of other "
                                 "jobs already, the most it can", OPAL_NAME_PRINT(proc->proc_name),
                                 SMX_GUESTS_MAX);
             free(blob);
@@ -567,7 +571,8 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         }
         if (!ep->described) {
             ep->described = true;
-            opal_output_verbose(10, c->output, "btl:smx: peer %s (local rank %d): class %s%s",
+            opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
+                                "btl:smx: peer %s (local rank %d): class %s%s",
                                 OPAL_NAME_PRINT(ep->proc->proc_name), local_rank,
                                 smx_locality_class_name(ep->cls),
                                 NULL == ep->smsc_endpoint ? ", no single-copy endpoint" : "");
@@ -617,7 +622,7 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         opal_progress_unregister(mca_btl_smx_progress);
         c->progress_registered = false;
     }
-    opal_output_verbose(1, c->output,
+    opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
                         "exchange pushes, %llu sends queued for room, at most %llu of "
                         "btl_smx_max_frags %d descriptors out at once; %llu pair rings, %.0f "

@@ -183,10 +183,6 @@ int mca_btl_smx_params_register(void)
     (void) mca_base_var_group_component_register(
         &c->super.btl_version, "Shared-memory transport with a topology-aware eager/rendezvous switch");
 
-    c->verbose = 0;
-    SMX_INT("verbose", "1: why smx is (not) used, its policy, its counters at finalize; 10: "
-            "also each peer's class", NULL, OPAL_INFO_LVL_5,
-            &c->verbose);
     c->budget_kb = SMX_AUTO;
     SMX_INT("budget_kb", "KiB of shared memory for a process's messages in flight (auto: "
             "16 MiB shared by the node's processes)",
@@ -412,7 +408,8 @@ bool mca_btl_smx_params_valid(void)
     char name[64], expected[128];
 
     if (smx_var_refused) {
-        opal_output_verbose(1, c->output, "btl:smx: not used: the MCA system refused a value "
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                            "btl:smx: not used: the MCA system refused a value "
                             "of one of its parameters (named above)");
         return false;
     }

@@ -144,7 +144,7 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
 
 /*
  * btl_smx_policy, for tools (contrib/smx-tune reads it through MPI_T) and for people
- * (btl_smx_verbose 1 prints it when it changes): space-separated key=value words. Sizes
+ * (btl_base_verbose info prints it when it changes): space-separated key=value words. Sizes
  * in bytes, "never" for no single copy:
  *   cost=<memcpys|unknown> cost_from=<local-rank-0|this-process|not-needed|unmeasurable>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
@@ -193,7 +193,7 @@ void mca_btl_smx_policy_publish(void)
         }
     }
     if (NULL == c->policy_text || 0 != strcmp(text, c->policy_text)) {
-        opal_output_verbose(1, c->output, "btl:smx: policy: %s", text);
+        opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT, "btl:smx: policy: %s", text);
     }
     free(c->policy_text);
     c->policy_text = text;

@@ -29,7 +29,7 @@ struct smx_policy {
     bool busy_always;       /* more processes than btl_smx_busy_ranks: busy from the start */
     int busy_transfers;     /* busy while more large transfers are in flight; < 0: never */
     bool push;              /* serve an exchange's double-copy get by one copy into the peer */
-    /* what it was built from, for btl_smx_verbose */
+    /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;
 };
@@ -47,7 +47,7 @@ void mca_btl_smx_policy_build(double cost, const char *origin);
 /* Give a module the limits of its class: the one place a module's limits are set. */
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);
 /* Publish the policy and the class of every attached peer in btl_smx_policy (and print
- * it at btl_smx_verbose 1 when it changed). */
+ * it at btl_base_verbose info when it changed). */
 void mca_btl_smx_policy_publish(void);
 
 static inline bool mca_btl_smx_node_busy(const struct smx_policy *p)

@@ -10,27 +10,11 @@
 #include "opal_config.h"
 
 #include "opal/mca/smsc/smsc.h"
+#include "opal/mca/btl/smx/smx_memcheck.h"
 #include "opal/mca/threads/mutex.h"
 
 #include "smsc_knemlike_attach.h"
 #include "smsc_knemlike_cache.h"
-
-/* valgrind's memcheck cannot see what the kernel does in our ioctl: a copy from a peer
- * would leave the bytes received "uninitialised" to it, and the application's first read
- * of them reported as an error; a copy to a peer would not check what it sends. Tell it,
- * as it knows for read() and write(). A few instructions outside valgrind; nothing
- * without valgrind's header (configure reports it). */
-#ifdef SMX_HAVE_MEMCHECK_H
-#    include <valgrind/memcheck.h>
-#    define SMSC_KNEMLIKE_WRITTEN(addr, len) ((void) VALGRIND_MAKE_MEM_DEFINED((addr), (len)))
-#    define SMSC_KNEMLIKE_CHECK_DEFINED(addr, len) \
-        ((void) VALGRIND_CHECK_MEM_IS_DEFINED((addr), (len)))
-#    define SMSC_KNEMLIKE_UNDER_VALGRIND (0 != RUNNING_ON_VALGRIND)
-#else
-#    define SMSC_KNEMLIKE_WRITTEN(addr, len) ((void) 0)
-#    define SMSC_KNEMLIKE_CHECK_DEFINED(addr, len) ((void) 0)
-#    define SMSC_KNEMLIKE_UNDER_VALGRIND 0
-#endif
 
 BEGIN_C_DECLS
 
