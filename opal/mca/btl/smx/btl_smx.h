@@ -131,7 +131,8 @@ struct mca_btl_smx_component_t {
     uint64_t area_carved[SMX_CHUNK_CLASSES]; /* ... for each size (btl_smx_send.c) */
     uint64_t rings_used;             /* bytes of my ring area carved so far */
     int pair_rings;                  /* pair rings I made */
-    struct smx_chunk_slot *chunk_free[SMX_CHUNK_CLASSES]; /* my chunks ready for use */
+    struct smx_chunk_slot *chunk_free[SMX_CHUNK_CLASSES]; /* my chunks ready for use, */
+    struct smx_chunk_slot *chunk_free_last[SMX_CHUNK_CLASSES]; /* oldest first */
     struct smx_chunk_slot *chunk_busy[SMX_CHUNK_CLASSES]; /* ... sent through queues */
     int chunks_busy[SMX_CHUNK_CLASSES];                   /* ... out, however sent */
     uint32_t *transfers_in_flight;  /* in local rank 0's segment once attached */

@@ -547,7 +547,6 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
                          opal_bitmap_t *reachability)
 {
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
     /* The first add_procs attaches local rank 0 first (its segment holds the node's

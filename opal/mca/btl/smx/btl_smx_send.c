@@ -8,7 +8,7 @@
  * than btl_smx_pair_rings_max rings and my area has room, I make a ring for it, offer
  * it through the queue, and from then on write every message to that peer into the ring
  * (in the ring's lines, or in a chunk the ring's record points to when it would take
- * more than half the ring). Since the offer travels behind everything I queued before
+ * more than a sixteenth of the ring). Since the offer travels behind everything I queued before
  * and the peer reads the ring only once it has the offer, the peer sees my messages in
  * the order I sent them. A fragment that finds no room waits on its endpoint, in order,
  * for progress to post it. Its completion always comes from progress (never from inside
@@ -113,15 +113,32 @@ static void *smx_area_carve(int cls, size_t bytes, uint64_t *offset)
     return (char *) c->segment + *offset;
 }
 
-/* A chunk back to the ready ones of its size (nothing in it is read any more). */
+/* A chunk to the end of the ready ones of its size: they are reused in the order they
+ * came back, so that a chunk's lines are written again as late as can be, when the
+ * receiver's caches have likely let them go (a line another core still holds costs an
+ * invalidation to write; reusing the chunk just read made a 64 KiB ping-pong 1.3x slower
+ * than the per-pair-ring design, whose slots came back once a lap). */
+static void smx_chunk_ready(struct smx_chunk_slot *s)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    s->next = NULL;
+    if (NULL == c->chunk_free[s->cls]) {
+        c->chunk_free[s->cls] = s;
+    } else {
+        c->chunk_free_last[s->cls]->next = s;
+    }
+    c->chunk_free_last[s->cls] = s;
+}
+
+/* A chunk back from its receiver (nothing in it is read any more). */
 static void smx_chunk_unget(struct smx_chunk_slot *s)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     s->ep->chunks_out--;
     c->chunks_busy[s->cls]--;
-    s->next = c->chunk_free[s->cls];
-    c->chunk_free[s->cls] = s;
+    smx_chunk_ready(s);
 }
 
 /* The chunks of ep's ring records that the reader is through with, as last read. */
@@ -197,13 +214,21 @@ void mca_btl_smx_chunks_fini(void)
     c->pair_rings = 0;
 }
 
-/* Chunks of one size that may be out before the ones back are looked for. */
+/* Chunks of one size that may be out before the ones back are looked for: 16, and for
+ * whole fragments at least 1 MiB's worth (more than a core's L2 here; see
+ * smx_chunk_ready), as far as the area allows. */
 #define SMX_CHUNKS_CYCLE 16
+#define SMX_CHUNKS_CYCLE_BYTES (1u << 20)
+
+static int smx_chunks_cycle(int cls)
+{
+    const uint64_t n = SMX_CHUNKS_CYCLE_BYTES / smx_chunk_bytes(cls);
+    return SMX_CHUNK_CLASSES - 1 == cls && n > SMX_CHUNKS_CYCLE ? (int) n : SMX_CHUNKS_CYCLE;
+}
 
 /* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
 static struct smx_chunk_slot *smx_chunk_carve(int cls)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     struct smx_chunk_slot *s = malloc(sizeof(*s));
     uint64_t offset;
 
@@ -217,8 +242,7 @@ static struct smx_chunk_slot *smx_chunk_carve(int cls)
     }
     s->offset = offset;
     s->cls = cls;
-    s->next = NULL;
-    c->chunk_free[cls] = s;
+    smx_chunk_ready(s);
     return s;
 }
 
@@ -239,14 +263,15 @@ static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t l
     /* Looking for the chunks receivers are through with reads lines they write (a cache
      * miss each): done only once SMX_CHUNKS_CYCLE of a size are out, or none can be made
      * any more. In between, new chunks are carved, and the ones out come back together. */
-    if (NULL == c->chunk_free[cls] && c->chunks_busy[cls] >= SMX_CHUNKS_CYCLE) {
+    const int cycle = smx_chunks_cycle(cls);
+    if (NULL == c->chunk_free[cls] && c->chunks_busy[cls] >= cycle) {
         mca_btl_smx_chunks_reclaim();
     }
     s = c->chunk_free[cls];
     if (NULL == s) {
         s = smx_chunk_carve(cls);
     }
-    if (NULL == s && c->chunks_busy[cls] < SMX_CHUNKS_CYCLE) {
+    if (NULL == s && c->chunks_busy[cls] < cycle) {
         mca_btl_smx_chunks_reclaim();
         s = c->chunk_free[cls];
     }
@@ -382,9 +407,12 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
             return smx_queue_begin(ep, len, p);
         }
     }
-    /* A record may take up to half the ring; a larger message goes in a chunk. */
+    /* A record may take up to a sixteenth of the ring (8 KiB of the default 128 KiB); a
+     * larger message goes in a chunk, whose lines come back far later than a ring's
+     * (smx_chunk_ready: 16-32 KiB ping-pongs 0.71-0.78x of the per-pair-ring design
+     * inline, 1.0x in chunks). */
     uint32_t lines = smx_record_lines(len);
-    const bool inline_data = !stream && lines <= ep->out_lines / 2;
+    const bool inline_data = !stream && lines <= ep->out_lines / 16;
     if (!inline_data) {
         lines = smx_record_lines(sizeof(struct smx_chunk_ref));
     }
