@@ -10,14 +10,15 @@
  * (in the ring's lines, or in a chunk the ring's record points to when it would take
  * more than a sixteenth of the ring). Since the offer travels behind everything I queued
  * before and the peer reads the ring only once it has the offer, the peer sees my
- * messages in the order I sent them. A fragment that finds no room waits on its endpoint, in order,
- * for progress to post it. Its completion always comes from progress (never from inside
- * btl_send, which ob1 may call from its own callbacks).
+ * messages in the order I sent them. A fragment that finds no room waits on its
+ * endpoint, in order, for progress to post it. Its completion always comes from progress
+ * (never from inside btl_send, which ob1 may call from its own callbacks).
  *
  * Chunks come in three sizes and are carved from my area as first needed, never given
  * back to it: a chunk I sent is reused once its receiver has marked it done (found when
  * no ready chunk of its size is left). So what a process takes of /dev/shm is what it
- * had in flight at most, within btl_smx_budget_kb. Rings have an area of their own
+ * had in flight at most, or 1 MiB of whole-fragment chunks (smx_chunks_cycle), within
+ * btl_smx_budget_kb. Rings have an area of their own
  * (btl_smx_pair_rings_max of them), taken as they are made. Nothing waits for room that
  * only a waiting process could free: a receiver marks chunks done and consumes ring
  * lines whenever it progresses, whatever its own room (btl_smx_frag.c has the argument).
