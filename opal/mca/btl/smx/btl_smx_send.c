@@ -224,8 +224,11 @@ void mca_btl_smx_chunks_fini(void)
 
 static int smx_chunks_cycle(int cls)
 {
+    if (SMX_CHUNK_CLASSES - 1 != cls) {
+        return SMX_CHUNKS_CYCLE;
+    }
     const uint64_t n = SMX_CHUNKS_CYCLE_BYTES / smx_chunk_bytes(cls);
-    return SMX_CHUNK_CLASSES - 1 == cls && n > SMX_CHUNKS_CYCLE ? (int) n : SMX_CHUNKS_CYCLE;
+    return n > SMX_CHUNKS_CYCLE ? (int) n : SMX_CHUNKS_CYCLE;
 }
 
 /* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
