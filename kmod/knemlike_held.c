@@ -36,6 +36,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <linux/workqueue.h>
 
 #include "knemlike_compat.h"
@@ -733,26 +734,31 @@ long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 /*
  * One step of a copy between the caller's memory and held pages, for a run within
  * segment seg of the region, from raddr, with the caller's memory at laddr. The caller's
- * memory is not pinned: it is read or written with page faults disabled, under the
- * region's revoke semaphore and held->sem (both read). When its first page is not
- * there, both are dropped, that page is faulted in with nothing of the owner's held
+ * memory is not pinned: it is an iov_iter, read or written with page faults disabled,
+ * under the region's revoke semaphore and held->sem (both read). When a page of it is
+ * not there, both are dropped, that page is faulted in with nothing of the owner's held
  * (a userfaultfd or FUSE fault may take as long as it likes: a DESTROY meanwhile is not
- * kept waiting), and the step tries again. Returns the bytes copied, -EAGAIN when
- * nothing is held now (the caller pins both sides itself, knemlike_copy.c), or an errno.
+ * kept waiting), and the step goes on from there. Returns the bytes copied, -EAGAIN
+ * when nothing is held now (the caller pins both sides itself, knemlike_copy.c), or an
+ * errno.
  */
 long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
 			u64 len, u32 dir)
 {
 	const struct knemlike_segment *s = &region->segments[seg];
-	size_t roff = raddr & ~PAGE_MASK;
+	const bool to_caller = dir == KNEMLIKE_COPY_FROM_REGION;
 	char __user *uptr = u64_to_user_ptr(laddr);
+	size_t roff = raddr & ~PAGE_MASK;
 	struct knemlike_held *held;
-	size_t head;
+	struct iov_iter iter;
+	struct page *page;
 	u64 done, first;
-	bool mapped, hole;
+	size_t head;
+	bool mapped;
 
 	if (!access_ok(uptr, len))
 		return -EFAULT;
+	iov_iter_ubuf(&iter, to_caller ? ITER_DEST : ITER_SOURCE, uptr, len);
 	for (;;) {
 		if (down_read_killable(&region->revoke))
 			return -EINTR;
@@ -764,55 +770,52 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 		held = region->held;
 		first = held->seg_first[seg] + (raddr >> PAGE_SHIFT) - (s->addr >> PAGE_SHIFT);
 		down_read(&held->sem);
-		if (!held->set || (dir == KNEMLIKE_COPY_TO_REGION && !held->set->writable)) {
+		if (!held->set || (!to_caller && !held->set->writable)) {
 			up_read(&held->sem);
 			up_read(&region->revoke);
 			return -EAGAIN;
 		}
+		page = NULL;
 		pagefault_disable();
 		for (done = 0; done < len;) {
 			size_t off = (roff + done) & ~PAGE_MASK;
-			struct page *page = held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
 			size_t n = min_t(u64, len - done, PAGE_SIZE - off);
-			char *kaddr;
-			size_t left;
+			size_t copied;
 
+			page = held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
 			if (!page)	/* a hole: the other path says what is there now */
 				break;
-			kaddr = kmap_local_page(page);
-			if (dir == KNEMLIKE_COPY_FROM_REGION) {
-				left = __copy_to_user_inatomic(uptr + done, kaddr + off, n);
+			if (to_caller) {
+				copied = copy_page_to_iter(page, off, n, &iter);
 			} else {
-				left = __copy_from_user_inatomic(kaddr + off, uptr + done, n);
+				copied = copy_page_from_iter(page, off, n, &iter);
 				flush_dcache_page(page);
 			}
-			kunmap_local(kaddr);
-			done += n - left;
-			if (left)
-				break;
+			done += copied;
+			if (copied < n)
+				break;	/* a page of the caller's is not there */
 		}
 		pagefault_enable();
-		hole = done < len && !held->set->pages[first + ((roff + done) >> PAGE_SHIFT)];
 		up_read(&held->sem);
 		up_read(&region->revoke);
 		if (done)
 			return done;
-		if (hole)
+		if (!page)
 			return -EAGAIN;
-		/* The caller's first page is not mapped as needed: fault it in, holding nothing.
+		/* The caller's next page is not mapped as needed: fault it in, holding nothing.
 		 * Only inside a mapping, as the other path does (knemlike_mapped): a fault in
 		 * the stack's guard gap would grow the stack where a plain region's copy says
 		 * EFAULT.
 		 */
-		head = min_t(u64, len, PAGE_SIZE - (laddr & ~PAGE_MASK));
+		head = min_t(u64, iov_iter_count(&iter), PAGE_SIZE - (laddr & ~PAGE_MASK));
 		if (mmap_read_lock_killable(current->mm))
 			return -EINTR;
 		mapped = knemlike_mapped(current->mm, laddr & PAGE_MASK, PAGE_ALIGN(laddr + head));
 		mmap_read_unlock(current->mm);
 		if (!mapped)
 			return -EFAULT;
-		if (dir == KNEMLIKE_COPY_FROM_REGION ? fault_in_safe_writeable(uptr, head) :
-						     fault_in_readable(uptr, head))
+		if (to_caller ? fault_in_iov_iter_writeable(&iter, head) :
+				fault_in_iov_iter_readable(&iter, head))
 			return -EFAULT;
 		if (signal_pending(current))
 			return -EINTR;
