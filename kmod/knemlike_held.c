@@ -735,12 +735,12 @@ long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
  * One step of a copy between the caller's memory and held pages, for a run within
  * segment seg of the region, from raddr, with the caller's memory at laddr. The caller's
  * memory is not pinned: it is an iov_iter, read or written with page faults disabled,
- * under the region's revoke semaphore and held->sem (both read). When a page of it is
- * not there, both are dropped, that page is faulted in with nothing of the owner's held
- * (a userfaultfd or FUSE fault may take as long as it likes: a DESTROY meanwhile is not
- * kept waiting), and the step goes on from there. Returns the bytes copied, -EAGAIN
- * when nothing is held now (the caller pins both sides itself, knemlike_copy.c), or an
- * errno.
+ * under the region's revoke semaphore and held->sem (both read). A page of it that is
+ * not there ends the step short; when it is the first, both are dropped, that page is
+ * faulted in with nothing of the owner's held (a userfaultfd or FUSE fault may take as
+ * long as it likes: a DESTROY meanwhile is not kept waiting), and the step tries again.
+ * Returns the bytes copied, -EAGAIN when nothing is held now (the caller pins both
+ * sides itself, knemlike_copy.c), or an errno.
  */
 long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 laddr,
 			u64 len, u32 dir)
@@ -802,7 +802,7 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 			return done;
 		if (!page)
 			return -EAGAIN;
-		/* The caller's next page is not mapped as needed: fault it in, holding nothing.
+		/* The caller's first page is not mapped as needed: fault it in, holding nothing.
 		 * Only inside a mapping, as the other path does (knemlike_mapped): a fault in
 		 * the stack's guard gap would grow the stack where a plain region's copy says
 		 * EFAULT.
