@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The harness the VM tests stand on: tests/vm/run-in-vm reports the guest command's status,
-# a panic, a timeout; boots again only when the kernel panicked before /init (and at most
-# 3 times); and contrib/env.sh and lib.sh ignore an SMX_BUILD that another checkout's
-# env.sh exported. Each guest here boots without our module, in about 3 s under TCG.
+# a panic, a timeout, output it gave up on; boots again only when the kernel panicked
+# before /init (and at most 3 times); and contrib/env.sh and lib.sh ignore an SMX_BUILD
+# that another checkout's env.sh exported. Each guest here boots without our module, in
+# about 3 s under TCG (output-held then waits 30 s for the guest to give up).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -46,6 +47,17 @@ run output sh -c 'echo "guest says $((6 * 7))"; echo "on stderr" >&2'
 expect output 0
 grep -qx 'guest says 42' "$out/output.log" || fail "output: the guest's stdout did not come back"
 grep -qx 'on stderr' "$out/output.log" || fail "output: the guest's stderr did not come back"
+
+# A process the command leaves running holds the output open: the guest gives up on it
+# after 30 s, keeps what came before, and run-in-vm says the end may be missing.
+run output-held sh -c 'echo "before the command ends"; (sleep 120; echo never) & exit 0'
+expect output-held 0
+grep -qx 'before the command ends' "$out/output-held.log" ||
+	fail "output-held: the output written before the command ended did not come back"
+grep -q 'gave up copying the command.s output after 30 s' "$out/output-held.log" ||
+	fail "output-held: run-in-vm did not say that the guest gave up on the output"
+! grep -qx never "$out/output-held.log" ||
+	fail "output-held: the guest waited for the leftover process"
 
 # A panic once the command runs is the command's doing: reported, never booted again.
 run late-panic sh -c 'echo c >/proc/sysrq-trigger; sleep 30'
