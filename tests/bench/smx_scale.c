@@ -9,10 +9,11 @@
  *      allocated, unlinked-but-mapped files included) after MPI_Init and a barrier.
  *   3. Traffic that touches every pair: --rounds all-to-alls of --block bytes per pair
  *      (default 3 x 16 KiB), every byte checked; then the same reading of DIR.
- *   4. Ping-pong latency between ranks 0 and 1 for --sizes (default 0:4K) while every
- *      other rank waits outside MPI (asleep, polling a file every 50 ms), so that only the
- *      transport's own per-peer cost shows; the median of --samples batches, the first
- *      and last byte of every message checked (every byte of the first one).
+ *   4. Ping-pong latency between ranks 0 and 1 for --sizes (default 0:4K), each pinned to
+ *      a CPU of its own and not yielding it when idle, while every other rank waits
+ *      outside MPI (blocked in flock()), so that only the transport's own per-peer cost
+ *      shows, as on a node with a core per rank; the median of --samples batches, the
+ *      first and last byte of every message checked (every byte of the first one).
  *
  * Output (rank 0, stdout): '#' comment lines, then CSV 'metric,bytes,value' with the
  * metrics init_s (slowest MPI_Init, seconds), shm_init and shm_traffic (bytes in use in
@@ -22,13 +23,20 @@
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include "bench_util.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +139,47 @@ static double pingpong(uint8_t *buf, size_t len, int iters, int check_all)
     return (MPI_Wtime() - t0) / iters / 2.0;
 }
 
+/* Ranks 0 and 1 each on a CPU of their own, the first two they may run on (the job
+ * itself is unbound: at N > CPUs mpirun would not bind). Returns the CPU or -1 when the
+ * process may run on fewer than two. */
+static int pin_measured_pair(void)
+{
+    cpu_set_t allowed, one;
+    int seen = 0;
+    if (0 != sched_getaffinity(0, sizeof(allowed), &allowed) || CPU_COUNT(&allowed) < 2) {
+        return -1;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &allowed) && seen++ == rank) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            return 0 == sched_setaffinity(0, sizeof(one), &one) ? cpu : -1;
+        }
+    }
+    return -1;
+}
+
+/*
+ * An oversubscribed Open MPI job yields the CPU in every idle progress loop
+ * (sched_yield, about 0.3 us here), whatever mpi_yield_when_idle says. Once the other
+ * ranks are blocked, the measured pair has two CPUs to itself, as on a node with a core
+ * per rank, where Open MPI does not yield; so the pair stops yielding for the ping-pong
+ * (opal_progress_set_yield_when_idle, exported by libopen-pal) and restores the setting
+ * afterwards. Returns the setting it found: 1 yielding, 0 not, -1 not Open MPI (nothing
+ * changed).
+ */
+static int yield_when_idle(int on)
+{
+    void (*set)(bool) = (void (*)(bool)) dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle");
+    const bool *now = dlsym(RTLD_DEFAULT, "opal_progress_yield_when_idle");
+    if (NULL == set || NULL == now) {
+        return -1;
+    }
+    const int was = *now;
+    set(0 != on);
+    return was;
+}
+
 int main(int argc, char **argv)
 {
     const double t0 = now();
@@ -189,22 +238,39 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     const long long shm_traffic = used_bytes(dir);
 
-    /* Ranks 2.. sleep outside MPI until rank 0 creates the file named here. */
+    /* Ranks 2.. wait outside MPI, blocked in flock() on a file that rank 0 holds locked
+     * until it is done: asleep in the kernel, never woken before then (a sleep-and-poll
+     * loop would wake N - 2 processes every 50 ms on the measured pair's CPUs). */
     char flag[256] = "";
+    int lock_fd = -1;
     if (0 == rank) {
         char tmpl[] = "/tmp/smx_scale.XXXXXX";
         if (NULL == mkdtemp(tmpl)) {
             die("cannot create a directory in /tmp");
         }
-        snprintf(flag, sizeof(flag), "%s/done", tmpl);
+        snprintf(flag, sizeof(flag), "%s/idle", tmpl);
+        lock_fd = open(flag, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (lock_fd < 0 || 0 != flock(lock_fd, LOCK_EX)) {
+            die("cannot create and lock the file the idle ranks wait on");
+        }
     }
     MPI_Bcast(flag, sizeof(flag), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank >= 2) {
-        const struct timespec nap = {0, 50000000};
-        while (0 != access(flag, F_OK)) {
-            nanosleep(&nap, NULL);
+        lock_fd = open(flag, O_RDONLY | O_CLOEXEC);
+        int rc = -1;
+        while (lock_fd >= 0 && 0 != (rc = flock(lock_fd, LOCK_SH)) && EINTR == errno) {
         }
+        if (lock_fd < 0 || 0 != rc) {
+            fprintf(stderr, "smx_scale: rank %d: cannot wait on %s\n", rank, flag);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        close(lock_fd);
     } else {
+        const int cpu = pin_measured_pair(), yielded = yield_when_idle(0);
+        int cpus[2];
+        cpus[rank] = cpu;
+        MPI_Sendrecv(&cpu, 1, MPI_INT, 1 - rank, 6, &cpus[1 - rank], 1, MPI_INT, 1 - rank, 6,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         uint8_t *buf = malloc(sizes[nsizes - 1] + 1);
         double lat[MAX_SIZES], batch[1000];
         if (NULL == buf) {
@@ -223,14 +289,23 @@ int main(int argc, char **argv)
             lat[s] = bu_median(batch, samples) * 1e6;
         }
         free(buf);
+        if (yielded > 0) {
+            yield_when_idle(1);
+        }
         if (0 == rank) {
-            FILE *f = fopen(flag, "w");
-            if (NULL == f) {
-                die("cannot create the flag file");
-            }
-            fclose(f);
+            close(lock_fd); /* releases the idle ranks */
             printf("# smx_scale: %d ranks, %s, %d x %zu-byte all-to-all, median of %d batches\n",
                    nranks, dir, rounds, block, samples);
+            if (cpus[0] >= 0 && cpus[1] >= 0) {
+                printf("# ranks 0 and 1 pinned to CPUs %d and %d for the ping-pong\n", cpus[0],
+                       cpus[1]);
+            } else {
+                printf("# ranks 0 and 1 not pinned (fewer than two CPUs to run on)\n");
+            }
+            printf("# %s\n", yielded < 0 ? "not Open MPI: its yield when idle left alone"
+                              : yielded ? "the pair did not yield when idle for the ping-pong "
+                                          "(Open MPI yields in an oversubscribed job)"
+                                        : "the pair did not yield when idle");
             printf("metric,bytes,value\ninit_s,0,%.6f\nshm_init,0,%lld\nshm_traffic,0,%lld\n",
                    slowest, shm_init, shm_traffic);
             for (int s = 0; s < nsizes; ++s) {
