@@ -165,8 +165,8 @@ static int pin_measured_pair(void)
  * ranks are blocked, the measured pair has two CPUs to itself, as on a node with a core
  * per rank, where Open MPI does not yield; so the pair stops yielding for the ping-pong
  * (opal_progress_set_yield_when_idle, exported by libopen-pal) and restores the setting
- * afterwards. Returns the setting it found: 1 yielding, 0 not, -1 not Open MPI (nothing
- * changed).
+ * afterwards. Returns the setting it found: 1 yielding, 0 not, -1 no such symbol (another
+ * MPI, or an Open MPI that does not export it: nothing changed).
  */
 static int yield_when_idle(int on)
 {
@@ -302,7 +302,8 @@ int main(int argc, char **argv)
             } else {
                 printf("# ranks 0 and 1 not pinned (fewer than two CPUs to run on)\n");
             }
-            printf("# %s\n", yielded < 0 ? "not Open MPI: its yield when idle left alone"
+            printf("# %s\n", yielded < 0 ? "no opal_progress_set_yield_when_idle here: yielding "
+                                            "left as it was"
                               : yielded ? "the pair did not yield when idle for the ping-pong "
                                           "(Open MPI yields in an oversubscribed job)"
                                         : "the pair did not yield when idle");
