@@ -34,5 +34,27 @@ if [ -n "$s8" ] && [ -n "$s32" ]; then
 		echo "ok: btl/smx after all-pairs traffic: $s8 bytes at 8 ranks, $s32 at 32" ||
 		fail "btl/smx after all-pairs traffic: $s8 bytes at 8 ranks, $s32 at 32 (more than 8x)"
 fi
+
+# The measured pair runs as on a node with a core per rank: in a job with more ranks than
+# CPUs, ranks 0 and 1 are pinned to a CPU each and stop the yield that Open MPI does in an
+# oversubscribed job (both said on smx_scale's '#' lines), while the others wait in
+# flock() and are released at the end (the job ends).
+bin=$(mktemp -d)
+trap 'rm -f "$csv"; rm -rf "$bin"' EXIT
+"${MPICC:-mpicc}" -O2 -o "$bin/smx_scale" "$top/tests/bench/smx_scale.c" "$top/tests/bench/bench_util.c"
+n=$(($(nproc) + 2))
+root=()
+[ "$(id -u)" != 0 ] || root=(--allow-run-as-root)
+if out=$(timeout 300 mpirun "${root[@]}" -np "$n" --bind-to none --oversubscribe \
+	--mca btl smx,self --mca smsc cma "$bin/smx_scale" --sizes 0,64 --samples 2 2>&1); then
+	grep -q '^# ranks 0 and 1 pinned to CPUs [0-9]* and [0-9]* for the ping-pong$' <<<"$out" &&
+		echo "ok: the measured pair pinned at $n ranks" ||
+		fail "the measured pair was not pinned at $n ranks: $(grep '^#' <<<"$out")"
+	grep -q '^# the pair did not yield when idle for the ping-pong (Open MPI yields' <<<"$out" &&
+		echo "ok: the measured pair did not yield at $n ranks (Open MPI's yield turned off)" ||
+		fail "the measured pair's yield at $n ranks: $(grep '^#' <<<"$out")"
+else
+	fail "smx_scale at $n ranks failed or hung: $out"
+fi
 [ $status = 0 ] && echo "ok: every configuration at 2, 8, 32 ranks; nothing left in /dev/shm"
 exit $status
