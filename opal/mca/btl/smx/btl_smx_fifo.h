@@ -145,6 +145,32 @@ static inline void smx_ring_publish(struct smx_record *rec, uint64_t head, uint6
     __atomic_store_n(&rec->seq, (head + 1) ^ key, __ATOMIC_RELEASE);
 }
 
+/* Writer: fill in a record's header but its seq, then hand it over. */
+static inline void smx_ring_post(struct smx_record *rec, uint64_t head, uint64_t key, size_t len,
+                                 uint8_t kind, uint8_t tag, uint32_t lines)
+{
+    rec->len = (uint32_t) len;
+    rec->tag = tag;
+    rec->kind = kind;
+    rec->nlines = (uint16_t) lines;
+    smx_ring_publish(rec, head, key);
+}
+
+/* Writer: the common case of a small message, decided inline (mca_btl_smx_post_begin
+ * decides every other): a record of 'lines' lines fits before the lap's end (so no
+ * SKIP, smx_ring_room) and behind the reader. NULL: take the general way. */
+static inline struct smx_record *smx_ring_quick(struct smx_pair_ring *ring, uint32_t size,
+                                                uint64_t head, uint64_t *seen, uint32_t lines)
+{
+    const uint32_t at = (uint32_t) (head & (size - 1));
+    const uint32_t end = size < SMX_RING_LAP ? size : SMX_RING_LAP;
+
+    if (lines > size / 16 || at + lines > end || !smx_ring_fits(ring, size, head, seen, lines)) {
+        return NULL;
+    }
+    return smx_ring_line(ring, size, head);
+}
+
 /* Reader: the record starting at 'tail', if it has arrived. */
 static inline struct smx_record *smx_ring_next(struct smx_pair_ring *ring, uint32_t size,
                                                uint64_t tail, uint64_t key)

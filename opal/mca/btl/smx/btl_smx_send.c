@@ -464,11 +464,7 @@ void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, siz
         }
         ep->ref_last = p->slot;
     }
-    p->rec->len = (uint32_t) len;
-    p->rec->tag = tag;
-    p->rec->kind = kind;
-    p->rec->nlines = (uint16_t) p->lines;
-    smx_ring_publish(p->rec, ep->out_head + p->skip, ep->out_key);
+    smx_ring_post(p->rec, ep->out_head + p->skip, ep->out_key, len, kind, tag, p->lines);
     if (0 != p->skip) {
         struct smx_record *skip = smx_ring_line(ep->out, ep->out_lines, ep->out_head);
         skip->len = 0;

@@ -16,6 +16,7 @@
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /*
@@ -50,6 +51,29 @@ static inline void smx_sendi_copy(unsigned char *data, const void *header, size_
     memcpy(data, line, header_size + first);
 }
 
+/* The header and the payload into 'data'; false if the convertor cannot pack it all. */
+static inline __opal_attribute_always_inline__ bool smx_sendi_fill(unsigned char *data, const void *header, size_t header_size,
+                                  struct opal_convertor_t *convertor, size_t payload_size)
+{
+    if (0 != payload_size && !opal_convertor_need_buffers(convertor)
+        && !opal_convertor_on_device(convertor)) {
+        smx_sendi_copy(data, header, header_size, convertor, payload_size);
+        return true;
+    }
+    memcpy(data, header, header_size);
+    if (0 != payload_size) {
+        struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
+        uint32_t iov_count = 1;
+        size_t packed = payload_size;
+
+        if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
+            || packed != payload_size) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                       struct opal_convertor_t *convertor, void *header, size_t header_size,
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -67,25 +91,30 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         goto fallback;
     }
     OPAL_THREAD_LOCK(&c->lock);
-    if (opal_list_is_empty(&endpoint->pending) && mca_btl_smx_post_begin(endpoint, total, false, &p)) {
-        unsigned char *data = p.data;
-
-        if (0 != payload_size && !opal_convertor_need_buffers(convertor)
-            && !opal_convertor_on_device(convertor)) {
-            smx_sendi_copy(data, header, header_size, convertor, payload_size);
-        } else {
-            memcpy(data, header, header_size);
-            if (0 != payload_size) {
-                struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
-                uint32_t iov_count = 1;
-                size_t packed = payload_size;
-
-                if (opal_convertor_pack(convertor, &iov, &iov_count, &packed) < 0
-                    || packed != payload_size) {
-                    mca_btl_smx_post_abandon(endpoint, &p);
-                    goto out;
-                }
+    if (!opal_list_is_empty(&endpoint->pending)) {
+        goto out;
+    }
+    /* A pair's ping-pong: its ring, without a call (about 110 instructions a message
+     * fewer than through mca_btl_smx_post_begin and _commit, counted with callgrind). */
+    if (NULL != endpoint->out && NULL == endpoint->stalled) {
+        const uint32_t lines = smx_record_lines(total);
+        struct smx_record *rec = smx_ring_quick(endpoint->out, endpoint->out_lines,
+                                                endpoint->out_head, &endpoint->out_seen, lines);
+        if (NULL != rec) {
+            if (smx_sendi_fill((unsigned char *) (rec + 1), header, header_size, convertor,
+                               payload_size)) {
+                smx_ring_post(rec, endpoint->out_head, endpoint->out_key, total, SMX_KIND_AM,
+                              tag, lines);
+                endpoint->out_head += lines;
+                rc = OPAL_SUCCESS;
             }
+            goto out;
+        }
+    }
+    if (mca_btl_smx_post_begin(endpoint, total, false, &p)) {
+        if (!smx_sendi_fill(p.data, header, header_size, convertor, payload_size)) {
+            mca_btl_smx_post_abandon(endpoint, &p);
+            goto out;
         }
         mca_btl_smx_post_commit(endpoint, &p, total, SMX_KIND_AM, tag);
         rc = OPAL_SUCCESS;
