@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A pair ring's room rule (smx_ring_room, btl_smx_fifo.h), driven the way btl_smx_send.c
-// drives it: a writer that asks for room, then advances its head past the SKIP and the
+// A pair ring's room rule (smx_ring_room, btl_smx_fifo.h, and sendi's inline case
+// smx_ring_quick, which must agree with it), driven the way btl_smx_send.c drives it: a writer that asks for room, then advances its head past the SKIP and the
 // record, and a reader that reports the lines it is through with. Single-threaded: what
 // is checked is where records go and that none overwrites a line the reader still needs.
 #include <gtest/gtest.h>
@@ -32,10 +32,20 @@ public:
     long write(uint32_t lines, uint32_t *skip_out = nullptr)
     {
         uint32_t skip = 0;
+        // sendi's inline case (smx_ring_quick) must agree with the room rule wherever it
+        // takes a record: the same line, no SKIP
+        uint64_t quick_seen = seen_;
+        struct smx_record *quick = smx_ring_quick(ring_, lines_, head_, &quick_seen, lines);
         if (!smx_ring_room(ring_, lines_, head_, &seen_, lines, &skip)) {
+            EXPECT_EQ(nullptr, quick) << "the inline case took a record the room rule refuses";
             return -1;
         }
         const uint64_t start = head_ + skip;
+        if (nullptr != quick) {
+            EXPECT_EQ(0u, skip);
+            EXPECT_EQ(smx_ring_line(ring_, lines_, start), quick);
+            quick_++;
+        }
         // what the room rule promises: the SKIP and the record cover only lines the
         // reader is through with, and a record never runs past the ring's end
         EXPECT_LE(start + lines - ring_->consumed, lines_);
@@ -62,6 +72,7 @@ public:
 
     void read_all() { read(pending_.size()); }
     size_t unread() const { return pending_.size(); }
+    unsigned quick() const { return quick_; } // records the inline case would have taken
 
 private:
     uint32_t lines_;
@@ -69,6 +80,7 @@ private:
     struct smx_pair_ring *ring_;
     uint64_t head_ = 0, seen_ = 0;
     std::vector<uint64_t> pending_;
+    unsigned quick_ = 0;
 };
 
 const uint32_t kLines = 2048; // the default ring: 128 KiB
@@ -86,6 +98,9 @@ TEST(SmxRing, SmallRecordsOfAPingPongStayInTheFirstLap)
             EXPECT_LT(at, (long) (SMX_RING_LAP + SMX_RING_SMALL));
             r.read_all();
         }
+        // and all but the record that goes back to the start each lap take sendi's
+        // inline case
+        EXPECT_GE(r.quick(), 10000u - 10000u / (SMX_RING_LAP / lines) - 1) << lines << " lines";
     }
 }
 
