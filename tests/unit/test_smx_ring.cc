@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A pair ring's room rule (smx_ring_room, btl_smx_fifo.h, and sendi's inline case
-// smx_ring_quick, which must agree with it), driven the way btl_smx_send.c drives it: a writer that asks for room, then advances its head past the SKIP and the
-// record, and a reader that reports the lines it is through with. Single-threaded: what
-// is checked is where records go and that none overwrites a line the reader still needs.
+// smx_ring_quick, which must agree with it), driven the way btl_smx_send.c drives it: a
+// writer that asks for room, then advances its head past the SKIP and the record, and a
+// reader that reports the lines it is through with. Single-threaded: what is checked is
+// where records go and that none overwrites a line the reader still needs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
