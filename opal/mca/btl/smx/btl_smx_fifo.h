@@ -156,16 +156,18 @@ static inline void smx_ring_post(struct smx_record *rec, uint64_t head, uint64_t
     smx_ring_publish(rec, head, key);
 }
 
-/* Writer: the common case of a small message, decided inline (mca_btl_smx_post_begin
- * decides every other): a record of 'lines' lines fits before the lap's end (so no
- * SKIP, smx_ring_room) and behind the reader. NULL: take the general way. */
+/* Writer: the common case of an eager message, decided inline (mca_btl_smx_post_begin
+ * decides every other): a record of 'lines' lines that the ring carries inline, that
+ * needs no SKIP (it does not wrap, nor is it a small one at the lap's end: smx_ring_room)
+ * and that lies behind the reader. NULL: take the general way. */
 static inline struct smx_record *smx_ring_quick(struct smx_pair_ring *ring, uint32_t size,
                                                 uint64_t head, uint64_t *seen, uint32_t lines)
 {
     const uint32_t at = (uint32_t) (head & (size - 1));
-    const uint32_t end = size < SMX_RING_LAP ? size : SMX_RING_LAP;
 
-    if (lines > size / 16 || at + lines > end || !smx_ring_fits(ring, size, head, seen, lines)) {
+    if (lines > size / 16 || at + lines > size
+        || (lines <= SMX_RING_SMALL && at >= SMX_RING_LAP && at < SMX_RING_LAP + SMX_RING_SMALL)
+        || !smx_ring_fits(ring, size, head, seen, lines)) {
         return NULL;
     }
     return smx_ring_line(ring, size, head);

@@ -95,9 +95,9 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (!opal_list_is_empty(&endpoint->pending)) {
         goto out;
     }
-    /* A pair's ping-pong: its ring, without a call (callgrind: 1,559 instructions a
-     * round trip of a 64 B ping-pong against 1,638 through mca_btl_smx_post_begin and
-     * _commit). */
+    /* A peer with a ring of mine: the record written here, without a call (callgrind:
+     * 1,559 instructions a round trip of a 64 B ping-pong against 1,638 through
+     * mca_btl_smx_post_begin and _commit). */
     if (NULL != endpoint->out && NULL == endpoint->stalled) {
         const uint32_t lines = smx_record_lines(total);
         struct smx_record *rec = smx_ring_quick(endpoint->out, endpoint->out_lines,
