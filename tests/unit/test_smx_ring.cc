@@ -34,15 +34,19 @@ public:
     {
         uint32_t skip = 0;
         // sendi's inline case (smx_ring_quick) must agree with the room rule wherever it
-        // takes a record: the same line, no SKIP
+        // takes a record: the same line and span (a record the ring carries inline takes
+        // its gap too, as mca_btl_smx_post_begin gives it), no SKIP
         uint64_t quick_seen = seen_;
-        struct smx_record *quick = smx_ring_quick(ring_, lines_, head_, &quick_seen, lines);
+        uint32_t quick_lines = lines;
+        struct smx_record *quick = smx_ring_quick(ring_, lines_, head_, &quick_seen, &quick_lines);
+        lines = span(lines);
         if (!smx_ring_room(ring_, lines_, head_, &seen_, lines, &skip)) {
             EXPECT_EQ(nullptr, quick) << "the inline case took a record the room rule refuses";
             return -1;
         }
         const uint64_t start = head_ + skip;
         if (nullptr != quick) {
+            EXPECT_EQ(lines, quick_lines);
             EXPECT_EQ(0u, skip);
             EXPECT_EQ(smx_ring_line(ring_, lines_, start), quick);
             quick_++;
@@ -74,6 +78,11 @@ public:
     void read_all() { read(pending_.size()); }
     size_t unread() const { return pending_.size(); }
     unsigned quick() const { return quick_; } // records the inline case would have taken
+    // the lines a record of 'lines' lines takes: its gap too where the ring carries it inline
+    uint32_t span(uint32_t lines) const
+    {
+        return lines <= lines_ / 16 ? smx_record_span(lines) : lines;
+    }
 
 private:
     uint32_t lines_;
@@ -119,14 +128,28 @@ TEST(SmxRing, LargerRecordsGoBackOnlyAtTheEnd)
             skips += 0 != skip;
             r.read_all();
         }
-        // one SKIP per trip round the ring (which holds kLines / lines of them), no more
-        const unsigned trips = (unsigned) n / (kLines / lines);
+        // one SKIP per trip round the ring (which holds kLines / span of them), no more
+        const unsigned trips = (unsigned) n / (kLines / r.span(lines));
         EXPECT_LE(skips, trips + 1) << lines << " lines";
         EXPECT_GE(skips + 1, trips) << lines << " lines";
         // sendi's inline case takes every record but those after a SKIP, where the ring
         // carries them inline (up to a sixteenth of it)
         EXPECT_EQ(lines <= kLines / 16 ? n - skips : 0u, r.quick()) << lines << " lines";
     }
+}
+
+// Records of more than SMX_RING_SMALL lines carried inline are followed by an empty gap
+// (what a reader's prefetchers take beyond a record is then nobody's); small ones and
+// records larger than the ring carries inline are not.
+TEST(SmxRing, LargerInlineRecordsLeaveAGap)
+{
+    Ring r(kLines);
+    const long small1 = r.write(4), small2 = r.write(4);
+    EXPECT_EQ(4, small2 - small1);
+    const long mid1 = r.write(20), mid2 = r.write(20);
+    EXPECT_EQ(20 + (long) SMX_RECORD_GAP, mid2 - mid1);
+    const long big1 = r.write(kLines / 8), big2 = r.write(4);
+    EXPECT_EQ((long) kLines / 8, big2 - big1);
 }
 
 // A stream of small records (a double copy's chunk references) that the reader is behind

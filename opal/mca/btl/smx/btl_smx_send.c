@@ -418,9 +418,7 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
      * inline, 1.0x in chunks). */
     uint32_t lines = smx_record_lines(len);
     const bool inline_data = !stream && lines <= ep->out_lines / 16;
-    if (!inline_data) {
-        lines = smx_record_lines(sizeof(struct smx_chunk_ref));
-    }
+    lines = inline_data ? smx_record_span(lines) : smx_record_lines(sizeof(struct smx_chunk_ref));
     if (!smx_ring_room(ep->out, ep->out_lines, ep->out_head, &ep->out_seen, lines, &p->skip)) {
         return false;
     }

@@ -99,9 +99,9 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
      * 1,559 instructions a round trip of a 64 B ping-pong against 1,638 through
      * mca_btl_smx_post_begin and _commit). */
     if (NULL != endpoint->out && NULL == endpoint->stalled) {
-        const uint32_t lines = smx_record_lines(total);
+        uint32_t lines = smx_record_lines(total);
         struct smx_record *rec = smx_ring_quick(endpoint->out, endpoint->out_lines,
-                                                endpoint->out_head, &endpoint->out_seen, lines);
+                                                endpoint->out_head, &endpoint->out_seen, &lines);
         if (NULL != rec) {
             if (smx_sendi_fill((unsigned char *) (rec + 1), header, header_size, convertor,
                                payload_size)) {
