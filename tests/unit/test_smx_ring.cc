@@ -81,7 +81,7 @@ public:
     // the lines a record of 'lines' lines takes: its gap too where the ring carries it inline
     uint32_t span(uint32_t lines) const
     {
-        return lines <= lines_ / 16 ? smx_record_span(lines) : lines;
+        return smx_ring_carries(lines_, lines) ? smx_record_span(lines) : lines;
     }
 
 private:

@@ -116,6 +116,22 @@ static inline uint32_t smx_record_lines(size_t len)
  * 1-4 KiB were no slower. */
 #define SMX_RECORD_GAP 8u
 
+/* Does a ring of 'size' lines carry a record of 'lines' lines inline? Up to a sixteenth
+ * of it (8 KiB of the default 128 KiB); a larger message goes in a chunk the record
+ * points to (mca_btl_smx_post_begin says why). */
+static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
+{
+    return lines <= size / 16;
+}
+
+/* Is a record of 'lines' lines at ring line 'at' a small one at the lap's end, which
+ * goes back to the ring's start if the reader is through with the lines it will cover
+ * there (smx_ring_room)? */
+static inline bool smx_ring_lap_end(uint32_t at, uint32_t lines)
+{
+    return lines <= SMX_RING_SMALL && at >= SMX_RING_LAP && at < SMX_RING_LAP + SMX_RING_SMALL;
+}
+
 /* Lines an inline record of 'lines' lines takes in a ring, its gap included. */
 static inline uint32_t smx_record_span(uint32_t lines)
 {
@@ -144,8 +160,7 @@ static inline bool smx_ring_room(struct smx_pair_ring *ring, uint32_t size, uint
     /* (a record takes at most half the ring, so past its end there is always room for it
      * at the start once the reader has caught up) */
     *skip = at + lines > size ? size - at : 0;
-    if (0 == *skip && lines <= SMX_RING_SMALL && at >= SMX_RING_LAP
-        && at < SMX_RING_LAP + SMX_RING_SMALL
+    if (0 == *skip && smx_ring_lap_end(at, lines)
         && smx_ring_fits(ring, size, head, seen, size - at + lines)) {
         *skip = size - at;
         return true;
@@ -182,8 +197,7 @@ static inline struct smx_record *smx_ring_quick(struct smx_pair_ring *ring, uint
     const uint32_t at = (uint32_t) (head & (size - 1));
     const uint32_t span = smx_record_span(*lines);
 
-    if (*lines > size / 16 || at + span > size
-        || (span <= SMX_RING_SMALL && at >= SMX_RING_LAP && at < SMX_RING_LAP + SMX_RING_SMALL)
+    if (!smx_ring_carries(size, *lines) || at + span > size || smx_ring_lap_end(at, span)
         || !smx_ring_fits(ring, size, head, seen, span)) {
         return NULL;
     }

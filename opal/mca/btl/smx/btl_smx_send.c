@@ -417,7 +417,7 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
      * (smx_chunk_ready: 16-32 KiB ping-pongs 0.71-0.78x of the per-pair-ring design
      * inline, 1.0x in chunks). */
     uint32_t lines = smx_record_lines(len);
-    const bool inline_data = !stream && lines <= ep->out_lines / 16;
+    const bool inline_data = !stream && smx_ring_carries(ep->out_lines, lines);
     lines = inline_data ? smx_record_span(lines) : smx_record_lines(sizeof(struct smx_chunk_ref));
     if (!smx_ring_room(ep->out, ep->out_lines, ep->out_head, &ep->out_seen, lines, &p->skip)) {
         return false;
