@@ -17,12 +17,28 @@ fail() {
 	failures=$((failures + 1))
 }
 
+# shown_log NAME: if a check of NAME failed since it ran, its output as it came (cat -A
+# shows stray carriage returns and a missing last newline), since $out goes on exit.
+checked=0
+shown_log() {
+	if [ "$failures" != "$checked" ]; then
+		echo "-- $1.log:"
+		cat -A "$out/$1.log"
+		[ ! -f "$out/$1.dmesg" ] || {
+			echo "-- the guest's kernel log on its serial ports and interrupts, and its end:"
+			grep -iE 'ttyS|serial|8250|irq|nobody cared|blocked for' "$out/$1.dmesg"
+			tail -n 15 "$out/$1.dmesg"
+		}
+	fi
+}
+
 # run NAME ARGS...: run-in-vm ARGS, output in $out/NAME.log; sets rc, boots and
 # reboots (the boots after an early panic, which run-in-vm announces).
 run() {
 	local name=$1
 	shift
 	rc=0
+	checked=$failures
 	(cd "$top" && "$vm" --no-module "$@") >"$out/$name.log" 2>&1 || rc=$?
 	boots=$(grep -c '^\[run-in-vm [0-9:]*\] booting ' "$out/$name.log" || true)
 	reboots=$(grep -c 'before /init: booting again' "$out/$name.log" || true)
@@ -43,10 +59,11 @@ expect() {
 run status sh -c 'exit 7'
 expect status 7
 
-run output sh -c 'echo "guest says $((6 * 7))"; echo "on stderr" >&2'
+run output --dmesg "$out/output.dmesg" sh -c 'echo "guest says $((6 * 7))"; echo "on stderr" >&2'
 expect output 0
 grep -qx 'guest says 42' "$out/output.log" || fail "output: the guest's stdout did not come back"
 grep -qx 'on stderr' "$out/output.log" || fail "output: the guest's stderr did not come back"
+shown_log output
 
 # A process the command leaves running holds the output open: the guest gives up on it
 # after 30 s, keeps what came before, and run-in-vm says the end may be missing.
@@ -58,6 +75,7 @@ grep -q 'gave up copying the command.s output after 30 s' "$out/output-held.log"
 	fail "output-held: run-in-vm did not say that the guest gave up on the output"
 ! grep -qx never "$out/output-held.log" ||
 	fail "output-held: the guest waited for the leftover process"
+shown_log output-held
 
 # A panic once the command runs is the command's doing: reported, never booted again.
 run late-panic sh -c 'echo c >/proc/sysrq-trigger; sleep 30'
