@@ -86,6 +86,27 @@ grep -q "^anysource: PASS" <<<"$out" && ! grep -q "btl:smx: 2 local processes" <
 	echo "ok: a backing directory that does not exist keeps smx out, by name; the job runs on sm" ||
 	fail "backing directory /nonexistent/smx: want smx refused by name and the job on sm: $out"
 
+# 2c. btl_smx_pair_ring_size auto: 512 KiB rings, halved down to 128 KiB so that a
+#     process's rings (one a peer, at most btl_smx_pair_rings_max) take at most 2 MiB
+ring_case() { # ring_case NP WANT_KIB WHAT MPIRUN-ARGS
+	local np=$1 want=$2 what=$3
+	shift 3
+	local said run=(mpirun -np "$np" --oversubscribe)
+	[ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
+	out=$("${run[@]}" --mca btl smx,self --mca btl_base_verbose info "$@" \
+		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000' || true)
+	said=$(grep -c "btl:smx: $np local processes, .*, rings of $want KiB (" <<<"$out" || true)
+	grep -q "^anysource: PASS" <<<"$out" && [ "$said" = "$np" ] &&
+		echo "ok: rings of $want KiB: $what" ||
+		fail "ring size: want $np processes saying rings of $want KiB ($what), got $said: $out"
+}
+ring_case 2 512 "auto, 1 peer"
+ring_case 5 512 "auto, 4 peers"
+ring_case 6 256 "auto, 5 peers"
+ring_case 10 128 "auto, 9 peers"
+ring_case 10 512 "auto, 9 peers, at most 4 rings" --mca btl_smx_pair_rings_max 4
+ring_case 2 4 "4096 asked for" --mca btl_smx_pair_ring_size 4096
+
 # 3. wrong values are named, and the job does not run on smx
 # (with sm beside it, the job itself must run: on sm, without smx, which at verbosity 1
 # would announce its local processes)

@@ -138,6 +138,19 @@ TEST(SmxRing, LargerRecordsGoBackOnlyAtTheEnd)
     }
 }
 
+// A ring carries inline a record of up to a sixteenth of it, and of at most 16 KiB
+// however large the ring ('auto' rings are 128-512 KiB).
+TEST(SmxRing, InlineUpToASixteenthAndAtMost16KiB)
+{
+    const uint32_t most = 16384 / SMX_CACHE_LINE;
+    for (uint32_t size : {64u, 2048u, 4096u, 8192u, 65536u}) {
+        const uint32_t limit = size / 16 < most ? size / 16 : most;
+        EXPECT_TRUE(smx_ring_carries(size, limit)) << size << " lines";
+        EXPECT_FALSE(smx_ring_carries(size, limit + 1)) << size << " lines";
+    }
+    EXPECT_FALSE(smx_ring_carries(8192, most + 1)); // 16 KiB and a line, in 512 KiB
+}
+
 // Records of more than SMX_RING_SMALL lines carried inline are followed by an empty gap
 // (what a reader's prefetchers take beyond a record is then nobody's); small ones and
 // records larger than the ring carries inline are not.

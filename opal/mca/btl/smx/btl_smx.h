@@ -111,6 +111,7 @@ struct mca_btl_smx_component_t {
     /* the node, as init found it */
     uint64_t area_max;  /* bytes of my chunk area: btl_smx_budget_kb, or as 'auto' says */
     bool area_fixed;    /* btl_smx_budget_kb set by the user: area_max stays */
+    uint32_t ring_size; /* bytes of each ring I make: btl_smx_pair_ring_size, or as 'auto' says */
     int hw_threads;     /* hardware threads this job may use here; 0: unknown */
 
     char *backing_directory; /* btl_smx_backing_directory */

@@ -187,9 +187,10 @@ int mca_btl_smx_params_register(void)
     SMX_INT("budget_kb", "KiB of shared memory for a process's messages in flight (auto: "
             "16 MiB shared by the node's processes)",
             &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
-    c->pair_ring_size = 128 * 1024;
+    c->pair_ring_size = SMX_AUTO;
     SMX_INT("pair_ring_size", "Bytes of a process's ring to a peer it sends to often (a power "
-            "of two, 4096-4194304)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_size);
+            "of two, 4096-4194304; auto: 512 KiB, less down to 128 KiB so that its rings take "
+            "at most 2 MiB)", &smx_enum_auto, OPAL_INFO_LVL_5, &c->pair_ring_size);
     c->pair_rings_max = 16;
     SMX_INT("pair_rings_max", "Most peers a process writes to through rings of its own "
             "(0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);
@@ -419,10 +420,11 @@ bool mca_btl_smx_params_valid(void)
                        "a directory on a local file system");
         return false;
     }
-    if (c->pair_ring_size < 4096 || c->pair_ring_size > 4 * 1024 * 1024
-        || 0 != (c->pair_ring_size & (c->pair_ring_size - 1))) {
+    if (SMX_AUTO != c->pair_ring_size
+        && (c->pair_ring_size < 4096 || c->pair_ring_size > 4 * 1024 * 1024
+            || 0 != (c->pair_ring_size & (c->pair_ring_size - 1)))) {
         return smx_refuse("btl_smx_pair_ring_size", c->pair_ring_size,
-                          "a power of two from 4096 to 4194304");
+                          "auto, or a power of two from 4096 to 4194304");
     }
     if (!smx_in("btl_smx_frag_size", c->frag_size, 1024, 1024 * 1024)
         || !smx_in("btl_smx_max_frags", c->max_frags, 8, 1024 * 1024)

@@ -83,7 +83,7 @@ uint64_t mca_btl_smx_area_min(void)
 
 uint64_t mca_btl_smx_ring_bytes(void)
 {
-    return sizeof(struct smx_pair_ring) + (uint64_t) mca_btl_smx_component.pair_ring_size;
+    return sizeof(struct smx_pair_ring) + (uint64_t) mca_btl_smx_component.ring_size;
 }
 
 /* Carve 'bytes' (whole cache lines) from my chunk area for a chunk of class 'cls', or
@@ -362,7 +362,7 @@ static uint64_t smx_ring_key(void)
 static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const uint32_t lines = (uint32_t) ((size_t) c->pair_ring_size / SMX_CACHE_LINE);
+    const uint32_t lines = c->ring_size / SMX_CACHE_LINE;
     struct smx_ring_offer *offer;
     struct smx_pair_ring *ring;
     struct smx_post p;
@@ -412,8 +412,8 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
             return smx_queue_begin(ep, len, p);
         }
     }
-    /* A record may take up to a sixteenth of the ring (8 KiB of the default 128 KiB); a
-     * larger message goes in a chunk, whose lines come back far later than a ring's
+    /* A record may take up to a sixteenth of the ring (8 KiB of a 128 KiB ring); a larger
+     * message goes in a chunk, whose lines come back far later than a ring's
      * (smx_chunk_ready: 16-32 KiB ping-pongs 0.71-0.78x of the per-pair-ring design
      * inline, 1.0x in chunks). */
     uint32_t lines = smx_record_lines(len);
