@@ -8,8 +8,12 @@ top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 status=0
-for mode in pingpong alltoall; do
-	"$top/tests/bench/run-bench" --np 2 --mode "$mode" --reps 2 --samples 2 \
+# bw with the buffers in cache too: a window's messages each have a buffer of their own
+# (with one buffer for all, the receiver's stamp check failed, on every transport)
+for mode in pingpong alltoall bw bw-hot; do
+	hot=()
+	[ "$mode" = bw-hot ] && hot=(--off-cache 0)
+	"$top/tests/bench/run-bench" --np 2 --mode "${mode%-hot}" "${hot[@]}" --reps 2 --samples 2 \
 		--sizes 0,4K,1M --preset sm-cma --preset sm-nosc --csv "$csv"
 	# 3 sizes x 2 configurations of medians, each with a finite ratio.
 	medians=$(awk -F, '$1 == "median" && $9 != "nan" && $7 > 0' "$csv" | wc -l)

@@ -11,7 +11,8 @@
  *
  * Each size is timed in --samples batches; the median batch is reported. With
  * --off-cache, send and receive buffers rotate through pools of that many MB each, so
- * every message starts outside the caches (like IMB's -off_cache). The first and last
+ * every message starts outside the caches (like IMB's -off_cache); bw's pools hold a
+ * window's messages at least. The first and last
  * byte of every message carry a stamp that the receiver checks: a benchmark that loses,
  * truncates or mixes up messages fails instead of reporting a number. Only those two
  * bytes, so that checking leaves the caches as they were; every byte is checked by the
@@ -127,10 +128,15 @@ struct buffers {
     struct bu_pool pool;
 };
 
-static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes)
+/* At least 'least' slots: a window's messages are in flight together and each needs a
+ * buffer of its own (or the receiver's check would read another message's stamp). */
+static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes, size_t least)
 {
     if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN)) {
         die("cannot plan the buffer pool");
+    }
+    if (b->pool.nslots < least) {
+        b->pool.nslots = least;
     }
     size_t span = bu_pool_span(&b->pool);
     if (posix_memalign((void **) &b->base, ALIGN, span)) {
@@ -259,8 +265,9 @@ static void measure(const struct options *o, size_t len)
     struct buffers sb, rb;
     double *t = malloc(sizeof(double) * (size_t) o->samples);
 
-    buffers_init(&sb, o->off_cache_bytes, msg);
-    buffers_init(&rb, o->off_cache_bytes, msg);
+    const size_t least = MODE_BW == o->mode ? (size_t) o->window : 1;
+    buffers_init(&sb, o->off_cache_bytes, msg, least);
+    buffers_init(&rb, o->off_cache_bytes, msg, least);
     run_batch(o, &sb, &rb, len, iters / 10 + 1); /* warm-up: connections, registrations */
     for (int s = 0; s < o->samples; ++s) {
         t[s] = run_batch(o, &sb, &rb, len, iters);
