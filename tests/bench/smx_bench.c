@@ -12,10 +12,10 @@
  * Each size is timed in --samples batches; the median batch is reported. With
  * --off-cache, send and receive buffers rotate through pools of that many MB each, so
  * every message starts outside the caches (like IMB's -off_cache); bw's pools hold a
- * window's messages at least. The first and last
- * byte of every message carry a stamp that the receiver checks: a benchmark that loses,
- * truncates or mixes up messages fails instead of reporting a number. Only those two
- * bytes, so that checking leaves the caches as they were; every byte is checked by the
+ * window's messages at least. The first and last byte of every message carry a stamp
+ * that the receiver checks: a benchmark that loses, truncates or mixes up messages fails
+ * instead of reporting a number. Only those two bytes, so that checking leaves the
+ * caches as they were; every byte is checked by the
  * MPI suite (tests/mpi), on the same paths.
  *
  * Output (rank 0, stdout): '#' comment lines, then CSV 'mode,bytes,iters,usec,mbps'.

@@ -129,7 +129,7 @@ int mca_btl_smx_segment_create(void)
     /* 'auto' rings: 512 KiB while a process's rings take at most 2 MiB (16 of 128 KiB),
      * halved down to 128 KiB as peers add up. A longer lap gives the writer lines that
      * have left the reader's cache, and the ring carries up to 16 KiB inline instead of
-     * 8 (smx_ring_carries): 2-8 KiB ping-pongs took 0.84-0.95x the time (README). */
+     * 8 (smx_ring_carries): 2-8 KiB ping-pongs took 0.82-0.95x the time (README). */
     c->ring_size = (uint32_t) c->pair_ring_size;
     if (SMX_AUTO == c->pair_ring_size) {
         c->ring_size = 512 * 1024;
