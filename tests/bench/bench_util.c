@@ -110,7 +110,8 @@ int bu_iterations(size_t msg_bytes, size_t target_bytes, int min_iters, int max_
     return (int) iters;
 }
 
-int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align)
+int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align,
+                 size_t least)
 {
     if (0 == align || 0 != (align & (align - 1)) || msg_bytes > SIZE_MAX - align) {
         return -1;
@@ -121,6 +122,9 @@ int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size
     }
     pool->slot_bytes = slot;
     pool->nslots = pool_bytes / slot;
+    if (pool->nslots < least) {
+        pool->nslots = least;
+    }
     if (0 == pool->nslots) {
         pool->nslots = 1;
     }

@@ -29,13 +29,16 @@ int bu_iterations(size_t msg_bytes, size_t target_bytes, int min_iters, int max_
  * with a pool larger than the last-level cache, every message starts off-cache. */
 struct bu_pool {
     size_t slot_bytes; /* message size rounded up to the alignment */
-    size_t nslots;     /* slots in the pool (1 when not off-cache) */
+    size_t nslots;     /* slots in the pool (at least 'least'; 1 when not off-cache) */
     size_t next;       /* index of the slot the next message uses */
 };
 
-/* Plan a pool of at most pool_bytes (0: no rotation, one slot) for messages of
- * msg_bytes, each slot aligned to 'align' (a power of two). -1 on bad arguments. */
-int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align);
+/* Plan a pool of at most pool_bytes (0: no rotation) for messages of msg_bytes, each
+ * slot aligned to 'align' (a power of two), with at least 'least' slots (and one) however
+ * small the pool: messages in flight together each need their own. -1 on bad
+ * arguments. */
+int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align,
+                 size_t least);
 /* Byte offset of the next slot; advances round-robin. */
 size_t bu_pool_next(struct bu_pool *pool);
 /* Bytes the pool spans. */

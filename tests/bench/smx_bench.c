@@ -132,11 +132,8 @@ struct buffers {
  * buffer of its own (or the receiver's check would read another message's stamp). */
 static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes, size_t least)
 {
-    if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN)) {
+    if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN, least)) {
         die("cannot plan the buffer pool");
-    }
-    if (b->pool.nslots < least) {
-        b->pool.nslots = least;
     }
     size_t span = bu_pool_span(&b->pool);
     if (posix_memalign((void **) &b->base, ALIGN, span)) {

@@ -77,7 +77,7 @@ TEST(Iterations, ScaleInverselyWithSizeWithinBounds)
 TEST(Pool, WithoutOffCacheEveryMessageUsesTheSameSlot)
 {
     bu_pool p;
-    ASSERT_EQ(0, bu_pool_plan(&p, 0, 1000, 4096));
+    ASSERT_EQ(0, bu_pool_plan(&p, 0, 1000, 4096, 1));
     EXPECT_EQ(1u, p.nslots);
     EXPECT_EQ(0u, bu_pool_next(&p));
     EXPECT_EQ(0u, bu_pool_next(&p));
@@ -88,7 +88,7 @@ TEST(Pool, OffCacheSlotsAreDistinctAlignedAndStayInsideThePool)
 {
     const size_t pool_bytes = 1 << 20, msg = 5000, align = 4096;
     bu_pool p;
-    ASSERT_EQ(0, bu_pool_plan(&p, pool_bytes, msg, align));
+    ASSERT_EQ(0, bu_pool_plan(&p, pool_bytes, msg, align, 1));
     EXPECT_LE(bu_pool_span(&p), pool_bytes);
     std::set<size_t> seen;
     for (size_t i = 0; i < p.nslots; ++i) {
@@ -104,16 +104,30 @@ TEST(Pool, OffCacheSlotsAreDistinctAlignedAndStayInsideThePool)
 TEST(Pool, MessageLargerThanThePoolGetsOneSlot)
 {
     bu_pool p;
-    ASSERT_EQ(0, bu_pool_plan(&p, 1 << 20, 4 << 20, 64));
+    ASSERT_EQ(0, bu_pool_plan(&p, 1 << 20, 4 << 20, 64, 1));
     EXPECT_EQ(1u, p.nslots);
     EXPECT_GE(bu_pool_span(&p), 4u << 20);
+}
+
+// A window of messages in flight together gets a slot each, with or without off-cache.
+TEST(Pool, AtLeastTheSlotsAskedFor)
+{
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, 0, 1000, 4096, 64));
+    EXPECT_EQ(64u, p.nslots);
+    ASSERT_EQ(0, bu_pool_plan(&p, 64 << 20, 1 << 20, 4096, 64));
+    EXPECT_EQ(64u, p.nslots);
+    ASSERT_EQ(0, bu_pool_plan(&p, 64 << 20, 4 << 20, 4096, 64));
+    EXPECT_EQ(64u, p.nslots) << "a pool smaller than a window grows to hold it";
+    ASSERT_EQ(0, bu_pool_plan(&p, 1 << 20, 4096, 4096, 64));
+    EXPECT_EQ(256u, p.nslots) << "a larger pool keeps its own count";
 }
 
 TEST(Pool, RejectsAlignmentThatIsNotAPowerOfTwo)
 {
     bu_pool p;
-    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 0));
-    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 48));
+    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 0, 1));
+    EXPECT_EQ(-1, bu_pool_plan(&p, 1 << 20, 100, 48, 1));
 }
 
 TEST(Median, OddAndEvenCounts)

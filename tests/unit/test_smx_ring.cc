@@ -148,7 +148,6 @@ TEST(SmxRing, InlineUpToASixteenthAndAtMost16KiB)
         EXPECT_TRUE(smx_ring_carries(size, limit)) << size << " lines";
         EXPECT_FALSE(smx_ring_carries(size, limit + 1)) << size << " lines";
     }
-    EXPECT_FALSE(smx_ring_carries(8192, most + 1)); // 16 KiB and a line, in 512 KiB
 }
 
 // Records of more than SMX_RING_SMALL lines carried inline are followed by an empty gap

@@ -412,10 +412,10 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
             return smx_queue_begin(ep, len, p);
         }
     }
-    /* A record may take up to a sixteenth of the ring (8 KiB of a 128 KiB ring); a larger
-     * message goes in a chunk, whose lines come back far later than a ring's
-     * (smx_chunk_ready: 16-32 KiB ping-pongs 0.71-0.78x of the per-pair-ring design
-     * inline, 1.0x in chunks). */
+    /* A record may take what smx_ring_carries allows (a sixteenth of the ring, at most
+     * 16 KiB); a larger message goes in a chunk, whose lines come back far later than a
+     * ring's (smx_chunk_ready: in 128 KiB rings, 16-32 KiB ping-pongs ran at 0.71-0.78x
+     * of the per-pair-ring design inline, 1.0x in chunks). */
     uint32_t lines = smx_record_lines(len);
     const bool inline_data = !stream && smx_ring_carries(ep->out_lines, lines);
     lines = inline_data ? smx_record_span(lines) : smx_record_lines(sizeof(struct smx_chunk_ref));
