@@ -773,6 +773,7 @@ static struct smx_chunk *smx_peer_chunk(mca_btl_smx_endpoint_t *ep, uint64_t off
         || 0 != (offset & (SMX_CACHE_LINE - 1)) || chunk->len > h->size - offset - sizeof(*chunk)) {
         mca_btl_smx_fatal(ep, "a message outside its segment");
     }
+    smx_prefetch(chunk, sizeof(*chunk) + chunk->len);
     return chunk;
 }
 
@@ -823,6 +824,7 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
             || (SMX_KIND_SKIP != rec->kind && smx_record_lines(rec->len) > lines)) {
             mca_btl_smx_fatal(ep, "a malformed record");
         }
+        smx_prefetch(rec, sizeof(*rec) + rec->len);
         if (SMX_KIND_REF == rec->kind) {
             const struct smx_chunk_ref *ref = (const struct smx_chunk_ref *) (rec + 1);
             const struct smx_segment_header *h = ep->peer_segment;
