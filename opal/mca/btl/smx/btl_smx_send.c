@@ -503,8 +503,8 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
         return false;
     }
     /* What lies beyond a record's first cache line first, the line the receiver polls
-     * last and in one burst (the fragment is in cache: this costs no extra copy, unlike
-     * the gather btl_smx_sendi.c no longer does). */
+     * last and in one burst (the fragment is in cache, so the order costs no extra copy,
+     * where btl_sendi would need a gather on the stack). */
     data = p.data;
     if (len > first) {
         memcpy(data + first, frag->data + first, len - first);

@@ -99,7 +99,8 @@ _Static_assert(sizeof(struct smx_record) == 16, "a record header is 16 bytes");
 
 /* Payload bytes that share a record's first line (the one the reader polls) with its
  * header. A fragment posted from btl_send fills the payload beyond them first and this
- * line last (mca_btl_smx_try_post); btl_sendi writes in order (btl_smx_sendi.c). */
+ * line last (mca_btl_smx_try_post); btl_sendi writes the payload, then the header
+ * (btl_smx_sendi.c). */
 #define SMX_FIRST_LINE_ROOM (SMX_CACHE_LINE - sizeof(struct smx_record))
 
 /* SMX_KIND_REF payload: where the message is (the payload of a chunk of the writer's
