@@ -129,14 +129,50 @@ int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size
         pool->nslots = 1;
     }
     pool->next = 0;
+    pool->order = NULL;
     return 0;
+}
+
+/* splitmix64: a small generator, good enough to shuffle with */
+static unsigned long long bu_random(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int bu_pool_shuffle(struct bu_pool *pool, unsigned long long seed)
+{
+    size_t *order = malloc(pool->nslots * sizeof(*order));
+    if (NULL == order) {
+        return -1;
+    }
+    for (size_t i = 0; i < pool->nslots; ++i) {
+        order[i] = i;
+    }
+    for (size_t i = pool->nslots - 1; i > 0; --i) { /* Fisher-Yates */
+        size_t j = (size_t) (bu_random(&seed) % (i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    free(pool->order);
+    pool->order = order;
+    pool->next = 0;
+    return 0;
+}
+
+void bu_pool_release(struct bu_pool *pool)
+{
+    free(pool->order);
+    pool->order = NULL;
 }
 
 size_t bu_pool_next(struct bu_pool *pool)
 {
-    size_t off = pool->next * pool->slot_bytes;
+    size_t slot = NULL != pool->order ? pool->order[pool->next] : pool->next;
     pool->next = (pool->next + 1) % pool->nslots;
-    return off;
+    return slot * pool->slot_bytes;
 }
 
 size_t bu_pool_span(const struct bu_pool *pool)

@@ -30,7 +30,8 @@ int bu_iterations(size_t msg_bytes, size_t target_bytes, int min_iters, int max_
 struct bu_pool {
     size_t slot_bytes; /* message size rounded up to the alignment */
     size_t nslots;     /* slots in the pool (at least 'least'; 1 when not off-cache) */
-    size_t next;       /* index of the slot the next message uses */
+    size_t next;       /* how many slots of the current cycle have been used */
+    size_t *order;     /* NULL: slots in turn; else the order of a cycle (bu_pool_shuffle) */
 };
 
 /* Plan a pool of at most pool_bytes (0: no rotation) for messages of msg_bytes, each
@@ -39,6 +40,13 @@ struct bu_pool {
  * arguments. */
 int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align,
                  size_t least);
+/* Visit the slots in a pseudo-random order (the same one for the same seed), every
+ * slot once a cycle, instead of in turn. Slots in turn lie one after the other, and a
+ * CPU's prefetchers can learn that stride and fetch the next message's buffer before
+ * it is used; in a shuffled order they cannot. -1 if out of memory. */
+int bu_pool_shuffle(struct bu_pool *pool, unsigned long long seed);
+/* Frees what bu_pool_shuffle allocated. */
+void bu_pool_release(struct bu_pool *pool);
 /* Byte offset of the next slot; advances round-robin. */
 size_t bu_pool_next(struct bu_pool *pool);
 /* Bytes the pool spans. */

@@ -2,8 +2,8 @@
  * smx_bench: the project's MPI benchmark.
  *
  *   smx_bench [--mode pingpong|bw|alltoall] [--sizes LIST] [--off-cache MB]
- *             [--samples N] [--window N] [--target-mb MB] [--print-cvar NAME]
- *             [--print-pvar NAME]
+ *             [--order sequential|random] [--samples N] [--window N] [--target-mb MB]
+ *             [--print-cvar NAME] [--print-pvar NAME]
  *
  * pingpong  ranks 0 and 1: half the round trip (usec) and MB/s
  * bw        ranks 0 -> 1: windows of --window Isends, one ack per window; MB/s
@@ -12,7 +12,10 @@
  * Each size is timed in --samples batches; the median batch is reported. With
  * --off-cache, send and receive buffers rotate through pools of that many MB each, so
  * every message starts outside the caches (like IMB's -off_cache); bw's pools hold a
- * window's messages at least. The first and last byte of every message carry a stamp
+ * window's messages at least. --order: the pool's slots in turn (sequential, the
+ * default), or shuffled (random). In turn, a buffer lies one slot past the last one, and
+ * the CPU's prefetchers may learn that stride and fetch the next message's buffer early
+ * (README, "Benchmarks"); shuffled, they cannot. The first and last byte of every message carry a stamp
  * that the receiver checks: a benchmark that loses, truncates or mixes up messages fails
  * instead of reporting a number. Only those two bytes, so that checking leaves the
  * caches as they were; every byte is checked by the MPI suite (tests/mpi), on the same
@@ -47,6 +50,7 @@ struct options {
     size_t sizes[MAX_SIZES];
     int nsizes;
     size_t off_cache_bytes;
+    int random_order;
     int samples;
     int window;
     size_t target_bytes;
@@ -94,6 +98,11 @@ static void parse(int argc, char **argv, struct options *o)
                 die("--off-cache: expected a pool size in MB (0 to 65536)");
             }
             o->off_cache_bytes = mb << 20;
+        } else if (0 == strcmp(opt, "--order")) {
+            if (strcmp(val, "sequential") && strcmp(val, "random")) {
+                die("--order must be sequential or random");
+            }
+            o->random_order = 0 == strcmp(val, "random");
         } else if (0 == strcmp(opt, "--samples")) {
             o->samples = atoi(val);
             if (o->samples < 1 || o->samples > 1000) {
@@ -130,10 +139,14 @@ struct buffers {
 
 /* At least 'least' slots: a window's messages are in flight together and each needs a
  * buffer of its own (or the receiver's check would read another message's stamp). */
-static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes, size_t least)
+static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes, size_t least,
+                         int random_order, unsigned long long seed)
 {
     if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN, least)) {
         die("cannot plan the buffer pool");
+    }
+    if (random_order && bu_pool_shuffle(&b->pool, seed)) {
+        die("out of memory for the buffer pool's order");
     }
     size_t span = bu_pool_span(&b->pool);
     if (posix_memalign((void **) &b->base, ALIGN, span)) {
@@ -263,8 +276,8 @@ static void measure(const struct options *o, size_t len)
     double *t = malloc(sizeof(double) * (size_t) o->samples);
 
     const size_t least = MODE_BW == o->mode ? (size_t) o->window : 1;
-    buffers_init(&sb, o->off_cache_bytes, msg, least);
-    buffers_init(&rb, o->off_cache_bytes, msg, least);
+    buffers_init(&sb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 1);
+    buffers_init(&rb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 2);
     run_batch(o, &sb, &rb, len, iters / 10 + 1); /* warm-up: connections, registrations */
     for (int s = 0; s < o->samples; ++s) {
         t[s] = run_batch(o, &sb, &rb, len, iters);
@@ -277,6 +290,8 @@ static void measure(const struct options *o, size_t len)
         fflush(stdout);
     }
     free(t);
+    bu_pool_release(&sb.pool);
+    bu_pool_release(&rb.pool);
     free(sb.base);
     free(rb.base);
 }
@@ -371,8 +386,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     parse(argc, argv, &o);
     if (0 == rank) {
-        printf("# smx_bench mode=%s ranks=%d off_cache_mb=%zu samples=%d window=%d\n",
-               mode_names[o.mode], nranks, o.off_cache_bytes >> 20, o.samples, o.window);
+        printf("# smx_bench mode=%s ranks=%d off_cache_mb=%zu order=%s samples=%d window=%d\n",
+               mode_names[o.mode], nranks, o.off_cache_bytes >> 20,
+               o.random_order ? "random" : "sequential", o.samples, o.window);
         printf("mode,bytes,iters,usec,mbps\n");
     }
     if (NULL != o.pvar) {

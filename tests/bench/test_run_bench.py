@@ -131,9 +131,16 @@ class RunJob(unittest.TestCase):
 
 
 class JobCommand(unittest.TestCase):
-    def args(self, np):
+    def args(self, np, order="sequential"):
         return rb.argparse.Namespace(mpirun="mpirun", np=np, bind="core", bench="smx_bench",
-                                     mode="pingpong", sizes="0", off_cache=64, samples=3)
+                                     mode="pingpong", sizes="0", off_cache=64, samples=3,
+                                     order=order)
+
+    def test_the_order_is_passed_only_when_it_is_not_the_default(self):
+        cmd = rb.job_command(self.args(2), "a", "", {}, {}, 2)
+        self.assertNotIn("--order", cmd)
+        cmd = rb.job_command(self.args(2, "random"), "a", "", {}, {}, 2)
+        self.assertEqual(["--order", "random"], cmd[-2:])
 
     def test_more_ranks_than_usable_cpus_are_not_bound_and_oversubscribe(self):
         cmd = rb.job_command(self.args(4), "a", "--mca btl sm,self", {}, {}, 2)
@@ -208,7 +215,8 @@ class Main(unittest.TestCase):
                  (("--reps", "0"), "--reps must be 1 to 1000, got 0"),
                  (("--np", "1"), "--np must be 2 to 4096, got 1"),
                  (("--off-cache", "-1"), "--off-cache must be 0 to 65536, got -1"),
-                 (("--off-cache", "70000"), "--off-cache must be 0 to 65536, got 70000")]
+                 (("--off-cache", "70000"), "--off-cache must be 0 to 65536, got 70000"),
+                 (("--order", "shuffled"), "argument --order: invalid choice: 'shuffled'")]
         for extra, message in cases:
             code, _, err = self.main("--config", "x=", "--bench", self.bench, *extra)
             self.assertEqual(2, code, extra)

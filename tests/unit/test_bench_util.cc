@@ -84,21 +84,84 @@ TEST(Pool, WithoutOffCacheEveryMessageUsesTheSameSlot)
     EXPECT_EQ(4096u, bu_pool_span(&p));
 }
 
+// One cycle of the pool's slots (their offsets, in the order used), each checked to be
+// aligned and inside the pool, and the cycle to visit every slot once.
+static std::vector<size_t> one_cycle(bu_pool *p, size_t msg, size_t align)
+{
+    std::vector<size_t> cycle;
+    for (size_t i = 0; i < p->nslots; ++i) {
+        size_t off = bu_pool_next(p);
+        EXPECT_EQ(0u, off % align);
+        EXPECT_LE(off + msg, bu_pool_span(p));
+        cycle.push_back(off);
+    }
+    EXPECT_EQ(p->nslots, std::set<size_t>(cycle.begin(), cycle.end()).size())
+        << "a full cycle visits every slot once";
+    return cycle;
+}
+
 TEST(Pool, OffCacheSlotsAreDistinctAlignedAndStayInsideThePool)
 {
     const size_t pool_bytes = 1 << 20, msg = 5000, align = 4096;
     bu_pool p;
     ASSERT_EQ(0, bu_pool_plan(&p, pool_bytes, msg, align, 1));
     EXPECT_LE(bu_pool_span(&p), pool_bytes);
-    std::set<size_t> seen;
-    for (size_t i = 0; i < p.nslots; ++i) {
-        size_t off = bu_pool_next(&p);
-        EXPECT_EQ(0u, off % align);
-        EXPECT_LE(off + msg, bu_pool_span(&p));
-        seen.insert(off);
-    }
-    EXPECT_EQ(p.nslots, seen.size()) << "a full cycle visits every slot once";
+    std::vector<size_t> cycle = one_cycle(&p, msg, align);
+    EXPECT_EQ(0u, cycle[0]);
+    EXPECT_EQ(p.slot_bytes, cycle[1]) << "in turn";
     EXPECT_EQ(0u, bu_pool_next(&p)) << "then starts over";
+}
+
+// --order random: every slot once a cycle, in an order a prefetcher cannot follow.
+TEST(Pool, ShuffledSlotsAreAPermutationThatIsNotInTurn)
+{
+    const size_t pool_bytes = 1 << 20, msg = 100, align = 4096;
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, pool_bytes, msg, align, 1));
+    ASSERT_EQ(0, bu_pool_shuffle(&p, 1));
+    std::vector<size_t> cycle = one_cycle(&p, msg, align);
+    size_t neighbours = 0;
+    for (size_t i = 1; i < cycle.size(); ++i) {
+        neighbours += cycle[i] == cycle[i - 1] + align;
+    }
+    EXPECT_LT(neighbours, p.nslots / 16) << "successive messages rarely use adjacent slots";
+    for (size_t i = 0; i < p.nslots; ++i) {
+        EXPECT_EQ(cycle[i], bu_pool_next(&p)) << "the next cycle repeats the order, slot " << i;
+    }
+    bu_pool_release(&p);
+    EXPECT_EQ(nullptr, p.order);
+}
+
+TEST(Pool, TheSameSeedGivesTheSameOrderAndAnotherSeedAnother)
+{
+    bu_pool a, b, c;
+    ASSERT_EQ(0, bu_pool_plan(&a, 1 << 20, 100, 4096, 1));
+    ASSERT_EQ(0, bu_pool_plan(&b, 1 << 20, 100, 4096, 1));
+    ASSERT_EQ(0, bu_pool_plan(&c, 1 << 20, 100, 4096, 1));
+    ASSERT_EQ(0, bu_pool_shuffle(&a, 7));
+    ASSERT_EQ(0, bu_pool_shuffle(&b, 7));
+    ASSERT_EQ(0, bu_pool_shuffle(&c, 8));
+    size_t same = 0, differ = 0;
+    for (size_t i = 0; i < a.nslots; ++i) {
+        size_t x = bu_pool_next(&a);
+        same += x == bu_pool_next(&b);
+        differ += x != bu_pool_next(&c);
+    }
+    EXPECT_EQ(a.nslots, same);
+    EXPECT_GT(differ, a.nslots / 2);
+    bu_pool_release(&a);
+    bu_pool_release(&b);
+    bu_pool_release(&c);
+}
+
+TEST(Pool, ShufflingOneSlotKeepsIt)
+{
+    bu_pool p;
+    ASSERT_EQ(0, bu_pool_plan(&p, 0, 1000, 4096, 1));
+    ASSERT_EQ(0, bu_pool_shuffle(&p, 3));
+    EXPECT_EQ(0u, bu_pool_next(&p));
+    EXPECT_EQ(0u, bu_pool_next(&p));
+    bu_pool_release(&p);
 }
 
 TEST(Pool, MessageLargerThanThePoolGetsOneSlot)
