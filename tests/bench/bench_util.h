@@ -36,8 +36,8 @@ struct bu_pool {
 
 /* Plan a pool of at most pool_bytes (0: no rotation) for messages of msg_bytes, each
  * slot aligned to 'align' (a power of two), with at least 'least' slots (and one) however
- * small the pool: messages in flight together each need their own. -1 on bad
- * arguments. */
+ * small the pool: messages in flight together each need their own. Slots in turn (a
+ * shuffled pool is released before it is planned again). -1 on bad arguments. */
 int bu_pool_plan(struct bu_pool *pool, size_t pool_bytes, size_t msg_bytes, size_t align,
                  size_t least);
 /* Visit the slots in a pseudo-random order (the same one for the same seed), every
