@@ -94,18 +94,21 @@ static inline uint32_t smx_record_lines(size_t len)
 }
 
 /* Small records (at most SMX_RING_SMALL lines: 496 payload bytes) keep to the first
- * SMX_RING_LAP lines of a ring while the reader keeps up: the first one written past
- * them goes back to the ring's start (a SKIP to its end first) if the reader is through
- * with the lines it will cover there. A ping-pong of small messages then touches 8 KiB
- * of the ring, which stays in the caches, rather than all of it (a 64-byte exchange took
- * 0.54 us instead of 0.44 when every message went to a line not touched for a whole
- * 128 KiB lap). Otherwise records go on to the ring's end, without waiting: sent back
- * early whatever the reader's place, every 4-32 KiB message cost a SKIP record, a read
- * of the reader's count and a wait for it to drain the ring (0.87-0.93x of the per-pair
- * rings before in a ping-pong), and a double copy's stream of chunk references stopped
- * every 32 records until the reader caught up. */
-#define SMX_RING_LAP 128u
-#define SMX_RING_SMALL (SMX_RING_LAP / 16)
+ * SMX_RING_LAP lines (32 KiB) of a ring while the reader keeps up: the first one written
+ * past them goes back to the ring's start (a SKIP to its end first) if the reader is
+ * through with the lines it will cover there. A ping-pong of small messages then touches
+ * 32 KiB of the ring, which stays in the caches, rather than all of it (a 64-byte
+ * exchange took 0.54 us instead of 0.44 when every message went to a line not touched
+ * for a whole 128 KiB lap). Each lap costs two cache-line transfers, the writer's read
+ * of the reader's count and the SKIP: with 128 small records a lap instead of 32 (an
+ * 8 KiB lap), 0-256 B ping-pongs took 2-3% less time (README). Otherwise records go on
+ * to the ring's end, without waiting: sent back early whatever the reader's place, every
+ * 4-32 KiB message cost a SKIP record, a read of the reader's count and a wait for it to
+ * drain the ring (0.87-0.93x of the per-pair rings before in a ping-pong), and a double
+ * copy's stream of chunk references stopped every 32 records until the reader caught
+ * up. A ring of at most SMX_RING_LAP lines just wraps. */
+#define SMX_RING_LAP 512u
+#define SMX_RING_SMALL 8u
 
 /* A record of more than SMX_RING_SMALL lines carried inline leaves SMX_RECORD_GAP lines
  * empty after it. A reader's prefetchers run on past the end of the record it copies
