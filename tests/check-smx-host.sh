@@ -86,26 +86,28 @@ grep -q "^anysource: PASS" <<<"$out" && ! grep -q "btl:smx: 2 local processes" <
 	echo "ok: a backing directory that does not exist keeps smx out, by name; the job runs on sm" ||
 	fail "backing directory /nonexistent/smx: want smx refused by name and the job on sm: $out"
 
-# 2c. btl_smx_pair_ring_size auto: 512 KiB rings, halved down to 128 KiB so that a
-#     process's rings (one a peer, at most btl_smx_pair_rings_max) take at most 2 MiB
-ring_case() { # ring_case NP WANT_KIB WHAT MPIRUN-ARGS
+# 2c. btl_smx_pair_ring_size auto: a process's first 4 rings 512 KiB, later ones
+#     128 KiB (said only where it may make more than 4: a ring a peer, at most
+#     btl_smx_pair_rings_max); a size the user sets, for every ring
+ring_case() { # ring_case NP WANT WHAT MPIRUN-ARGS (WANT: what follows "rings of ")
 	local np=$1 want=$2 what=$3
 	shift 3
 	local said run=(mpirun -np "$np" --oversubscribe)
 	[ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
 	out=$("${run[@]}" --mca btl smx,self --mca btl_base_verbose info "$@" \
 		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000' || true)
-	said=$(grep -c "btl:smx: $np local processes, .*, rings of $want KiB (" <<<"$out" || true)
+	said=$(grep -c "btl:smx: $np local processes, .*, rings of $want (" <<<"$out" || true)
 	grep -q "^anysource: PASS" <<<"$out" && [ "$said" = "$np" ] &&
-		echo "ok: rings of $want KiB: $what" ||
-		fail "ring size: want $np processes saying rings of $want KiB ($what), got $said: $out"
+		echo "ok: rings of $want: $what" ||
+		fail "ring size: want $np processes saying rings of $want ($what), got $said: $out"
 }
-ring_case 2 512 "auto, 1 peer"
-ring_case 5 512 "auto, 4 peers"
-ring_case 6 256 "auto, 5 peers"
-ring_case 10 128 "auto, 9 peers"
-ring_case 10 512 "auto, 9 peers, at most 4 rings" --mca btl_smx_pair_rings_max 4
-ring_case 2 4 "4096 asked for" --mca btl_smx_pair_ring_size 4096
+ring_case 2 "512 KiB" "auto, 1 peer"
+ring_case 5 "512 KiB" "auto, 4 peers"
+ring_case 6 "512 KiB, 128 KiB after the first 4" "auto, 5 peers"
+ring_case 10 "512 KiB, 128 KiB after the first 4" "auto, 9 peers"
+ring_case 10 "512 KiB" "auto, 9 peers, at most 4 rings" --mca btl_smx_pair_rings_max 4
+ring_case 2 "4 KiB" "4096 asked for" --mca btl_smx_pair_ring_size 4096
+ring_case 10 "256 KiB" "262144 asked for, 9 peers" --mca btl_smx_pair_ring_size 262144
 
 # 3. wrong values are named, and the job does not run on smx
 # (with sm beside it, the job itself must run: on sm, without smx, which at verbosity 1
@@ -327,6 +329,17 @@ late_rings=$(rings --mca btl_smx_pair_ring_after 1000000000)
 		"pair_rings_max 0, one with 1, none before pair_ring_after), data intact" ||
 	fail "pair rings: default '$default_rings' (want 3 each), max 0 '$no_rings', max 1" \
 		"'$one_ring', after 1e9 '$late_rings'"
+# ... of 512 KiB for its first 4 peers, 128 KiB for the others (auto), as it says at trace
+six=(mpirun -np 6 --oversubscribe)
+[ "$(id -u)" = 0 ] && six+=(--allow-run-as-root)
+out=$("${six[@]}" --mca btl smx,self --mca btl_base_verbose trace "$bench" --mode alltoall \
+	--sizes 64 --samples 1 --target-mb 1 2>&1 | tr -d '\000')
+large=$(grep -c "btl:smx: .*: a ring of 512 KiB to " <<<"$out" || true)
+small=$(grep -c "btl:smx: .*: a ring of 128 KiB to " <<<"$out" || true)
+grep -q "^alltoall,64," <<<"$out" && [ "$large" = 24 ] && [ "$small" = 6 ] &&
+	echo "ok: 6 processes in an all-to-all make rings of 512 KiB to 4 peers each, 128 KiB" \
+		"to the fifth" ||
+	fail "ring sizes: want 24 rings of 512 KiB and 6 of 128 KiB, got $large and $small: $out"
 
 # 8. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
 #    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),

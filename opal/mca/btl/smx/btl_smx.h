@@ -111,7 +111,8 @@ struct mca_btl_smx_component_t {
     /* the node, as init found it */
     uint64_t area_max;  /* bytes of my chunk area: btl_smx_budget_kb, or as 'auto' says */
     bool area_fixed;    /* btl_smx_budget_kb set by the user: area_max stays */
-    uint32_t ring_size; /* bytes of each ring I make: btl_smx_pair_ring_size, or as 'auto' says */
+    uint32_t ring_size; /* bytes of my first SMX_RINGS_LARGE rings: btl_smx_pair_ring_size, */
+    uint32_t ring_size_rest; /* ... and of later ones (both as 'auto' says if not set) */
     int hw_threads;     /* hardware threads this job may use here; 0: unknown */
 
     char *backing_directory; /* btl_smx_backing_directory */
@@ -210,8 +211,11 @@ void mca_btl_smx_chunks_reclaim(void);
 void mca_btl_smx_chunks_fini(void);
 /* The smallest chunk area that holds enough of each size of message to stream. */
 uint64_t mca_btl_smx_area_min(void);
-/* Bytes of one pair ring, header included. */
-uint64_t mca_btl_smx_ring_bytes(void);
+/* 'auto' rings: the first SMX_RINGS_LARGE a process makes are 512 KiB, later ones 128 KiB
+ * (mca_btl_smx_segment_create says why). */
+#define SMX_RINGS_LARGE 4
+/* Bytes of the first n pair rings I make, headers included. */
+uint64_t mca_btl_smx_rings_bytes(int n);
 void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep);
 /* Send the message waiting for the peer's queue, if any; true: none waits any more. */
 bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);

@@ -126,18 +126,18 @@ int mca_btl_smx_segment_create(void)
     /* room for a ring to every peer at most */
     const int most_rings = c->pair_rings_max < c->num_local - 1 ? c->pair_rings_max
                                                                  : c->num_local - 1;
-    /* 'auto' rings: 512 KiB while a process's rings take at most 2 MiB (16 of 128 KiB),
-     * halved down to 128 KiB as peers add up. A longer lap gives the writer lines that
+    /* 'auto' rings: 512 KiB for the first SMX_RINGS_LARGE rings a process makes, 128 KiB
+     * for later ones (at most 3.5 MiB for 16). A longer lap gives the writer lines that
      * have left the reader's cache, and the ring carries up to 16 KiB inline instead of
-     * 8 (smx_ring_carries): 2-8 KiB ping-pongs took 0.82-0.95x the time (README). */
-    c->ring_size = (uint32_t) c->pair_ring_size;
+     * 8 (smx_ring_carries): 2-8 KiB ping-pongs took 0.82-0.95x the time. Sizing every
+     * ring by the peers a process might have (128 KiB from 9 on) cost a busy pair of a
+     * large job that speed (README). */
+    c->ring_size = c->ring_size_rest = (uint32_t) c->pair_ring_size;
     if (SMX_AUTO == c->pair_ring_size) {
         c->ring_size = 512 * 1024;
-        while (c->ring_size > 128 * 1024 && (uint64_t) most_rings * c->ring_size > (2u << 20)) {
-            c->ring_size /= 2;
-        }
+        c->ring_size_rest = most_rings > SMX_RINGS_LARGE ? 128 * 1024 : c->ring_size;
     }
-    const uint64_t rings = (uint64_t) most_rings * mca_btl_smx_ring_bytes();
+    const uint64_t rings = mca_btl_smx_rings_bytes(most_rings);
     if (!c->area_fixed) {
         c->area_max = ((uint64_t) 16 << 20) / (uint64_t) c->num_local;
         c->area_max = c->area_max < least ? least : c->area_max;

@@ -189,8 +189,8 @@ int mca_btl_smx_params_register(void)
             &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
     c->pair_ring_size = SMX_AUTO;
     SMX_INT("pair_ring_size", "Bytes of a process's ring to a peer it sends to often (a power "
-            "of two, 4096-4194304; auto: 512 KiB, less down to 128 KiB so that its rings take "
-            "at most 2 MiB)", &smx_enum_auto, OPAL_INFO_LVL_5, &c->pair_ring_size);
+            "of two, 4096-4194304; auto: 512 KiB for its first 4 rings, 128 KiB for later "
+            "ones)", &smx_enum_auto, OPAL_INFO_LVL_5, &c->pair_ring_size);
     c->pair_rings_max = 16;
     SMX_INT("pair_rings_max", "Most peers a process writes to through rings of its own "
             "(0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);

@@ -81,9 +81,22 @@ uint64_t mca_btl_smx_area_min(void)
     return least;
 }
 
-uint64_t mca_btl_smx_ring_bytes(void)
+/* Bytes of the lines of the k-th ring I make (from 0). */
+static uint32_t smx_ring_size(int k)
 {
-    return sizeof(struct smx_pair_ring) + (uint64_t) mca_btl_smx_component.ring_size;
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    return k < SMX_RINGS_LARGE ? c->ring_size : c->ring_size_rest;
+}
+
+uint64_t mca_btl_smx_rings_bytes(int n)
+{
+    uint64_t bytes = 0;
+
+    for (int k = 0; k < n; ++k) {
+        bytes += sizeof(struct smx_pair_ring) + (uint64_t) smx_ring_size(k);
+    }
+    return bytes;
 }
 
 /* Carve 'bytes' (whole cache lines) from my chunk area for a chunk of class 'cls', or
@@ -362,7 +375,7 @@ static uint64_t smx_ring_key(void)
 static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const uint32_t lines = c->ring_size / SMX_CACHE_LINE;
+    const uint32_t lines = smx_ring_size(c->pair_rings) / SMX_CACHE_LINE;
     struct smx_ring_offer *offer;
     struct smx_pair_ring *ring;
     struct smx_post p;
@@ -390,6 +403,9 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     ep->out_head = ep->out_seen = 0;
     c->pair_rings++;
     mca_btl_smx_count(&c->stats.pair_rings);
+    opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: a ring of %u KiB to %s",
+                        OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), lines * SMX_CACHE_LINE >> 10,
+                        OPAL_NAME_PRINT(ep->proc->proc_name));
 }
 
 bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
