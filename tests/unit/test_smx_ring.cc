@@ -93,7 +93,7 @@ private:
     unsigned quick_ = 0;
 };
 
-const uint32_t kLines = 2048; // the default ring: 128 KiB
+const uint32_t kLines = 2048; // 128 KiB: the smaller ring 'auto' makes (a process's fifth on)
 
 } // namespace
 
