@@ -2,7 +2,9 @@
  * Point-to-point, every size from 0 B to 16 MiB (odd sizes and both sides of the usual
  * protocol boundaries), aligned and unaligned on both sides: each rank sends to its right
  * neighbour and receives from its left one; every byte and the guard bytes are checked,
- * and the received count must equal the sent size.
+ * and the received count must equal the sent size. Every size from 0 to 600 B goes too,
+ * each at its own offsets: btl/smx copies payloads of up to 512 B with code of its own,
+ * a branch per range of sizes (btl_smx_sendi.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -89,6 +91,10 @@ int main(int argc, char **argv)
         }
         errors += pingpong(sizes[s], msg);
         msg += 2;
+    }
+    for (size_t len = 0; len <= 600; ++len) {
+        const struct alignment a = {len % 13, (len * 5) % 11};
+        errors += ring_exchange(len, a, msg++);
     }
     return t_finish(errors);
 }

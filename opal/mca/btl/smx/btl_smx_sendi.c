@@ -17,18 +17,98 @@
 #include "btl_smx_fifo.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
+/* 16 bytes, unaligned, through a load of their own wherever this is inlined. */
+static inline __opal_attribute_always_inline__ void smx_copy16(unsigned char *to,
+                                                               const unsigned char *from)
+{
+    uint64_t w[2];
+
+    memcpy(w, from, sizeof(w));
+    memcpy(to, w, sizeof(w));
+}
+
+static inline __opal_attribute_always_inline__ void smx_copy64(unsigned char *to,
+                                                               const unsigned char *from)
+{
+    smx_copy16(to, from);
+    smx_copy16(to + 16, from + 16);
+    smx_copy16(to + 32, from + 32);
+    smx_copy16(to + 48, from + 48);
+}
+
+/* A payload out of the user's buffer; one of at most 512 bytes line by line, each line
+ * by load instructions of its own. A CPU's stride prefetcher follows loads by their
+ * address in the code: copied this way, the loads of a process that sends from buffers a
+ * fixed step apart (consecutive blocks of an array; the benchmark's off-cache pool) see
+ * that step, and the next message's lines are fetched before it is sent. Through glibc's
+ * memcpy the same instructions copy every message of that size, those the receiver
+ * copies out of a ring too, and the prefetcher finds no step to follow (inferred from
+ * timings: README, "At scale"). Larger payloads go through memcpy. */
+static __opal_attribute_noinline__ void smx_copy_payload(unsigned char *to,
+                                                         const unsigned char *from, size_t n)
+{
+    if (n > 512) {
+        memcpy(to, from, n);
+    } else if (n > 64) {
+        /* Unrolled: in a loop, one load would serve every line. */
+        const size_t lines = (n - 1) / 64; /* whole lines before the last 64 bytes */
+        smx_copy64(to, from);
+        if (lines > 1) {
+            smx_copy64(to + 64, from + 64);
+        }
+        if (lines > 2) {
+            smx_copy64(to + 128, from + 128);
+        }
+        if (lines > 3) {
+            smx_copy64(to + 192, from + 192);
+        }
+        if (lines > 4) {
+            smx_copy64(to + 256, from + 256);
+        }
+        if (lines > 5) {
+            smx_copy64(to + 320, from + 320);
+        }
+        if (lines > 6) {
+            smx_copy64(to + 384, from + 384);
+        }
+        smx_copy64(to + n - 64, from + n - 64);
+    } else if (n >= 32) {
+        smx_copy16(to, from);
+        smx_copy16(to + 16, from + 16);
+        smx_copy16(to + n - 32, from + n - 32);
+        smx_copy16(to + n - 16, from + n - 16);
+    } else if (n >= 16) {
+        smx_copy16(to, from);
+        smx_copy16(to + n - 16, from + n - 16);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, from, 8);
+        memcpy(&b, from + n - 8, 8);
+        memcpy(to, &a, 8);
+        memcpy(to + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, from, 4);
+        memcpy(&b, from + n - 4, 4);
+        memcpy(to, &a, 4);
+        memcpy(to + n - 4, &b, 4);
+    } else if (n > 0) {
+        to[0] = from[0];
+        to[n / 2] = from[n / 2];
+        to[n - 1] = from[n - 1];
+    }
+}
+
 /* The header and the payload into 'data'; false if the convertor cannot pack it all.
- * Contiguous host data goes in one plain copy, without the convertor's generic pack (a
- * send-immediate is complete once it returns: nobody reads the convertor's position
- * afterwards), and before the header: the copy's loads from the user's buffer, which
- * may be cold in memory, then come before any store to the line the receiver polls. (A
- * header stored first would take that line from the receiver while the loads wait, and
- * the receiver's next poll would take it back: the likely reason why off-cache
- * ping-pongs took less time with the payload first; README, "At scale".) Gathering the
- * first line on the stack and writing it last took more time at most sizes (1.02-1.10x
- * in ping-pongs of 8-512 B, 1.3-1.45x in windows of 320-384 B Isends). */
+ * Contiguous host data goes in one plain copy (smx_copy_payload), without the
+ * convertor's generic pack (a send-immediate is complete once it returns: nobody reads
+ * the convertor's position afterwards), and before the header: the copy's loads from the
+ * user's buffer, which may be cold in memory, then come before any store to the line
+ * the receiver polls. (A header stored first would take that line from the receiver
+ * while the loads wait, and the receiver's next poll would take it back.) */
 static inline __opal_attribute_always_inline__ bool
 smx_sendi_fill(unsigned char *data, const void *header, size_t header_size,
                struct opal_convertor_t *convertor, size_t payload_size)
@@ -36,12 +116,12 @@ smx_sendi_fill(unsigned char *data, const void *header, size_t header_size,
     struct iovec iov = {.iov_base = data + header_size, .iov_len = payload_size};
     uint32_t iov_count = 1;
     size_t packed = payload_size;
-    const void *src;
+    const unsigned char *src;
 
     if (0 != payload_size && !opal_convertor_need_buffers(convertor)
         && !opal_convertor_on_device(convertor)) {
         opal_convertor_get_current_pointer(convertor, (void **) &src);
-        memcpy(data + header_size, src, payload_size);
+        smx_copy_payload(data + header_size, src, payload_size);
         memcpy(data, header, header_size);
         return true;
     }
