@@ -3,14 +3,18 @@
  * protocol boundaries), aligned and unaligned on both sides: each rank sends to its right
  * neighbour and receives from its left one; every byte and the guard bytes are checked,
  * and the received count must equal the sent size. Every size from 0 to 600 B goes too,
- * each at its own offsets: btl/smx copies payloads of up to 512 B with code of its own,
- * a branch per range of sizes (btl_smx_sendi.c).
+ * each at its own offsets, and from send buffers that end at (or start at) an
+ * inaccessible page, so that a copy that reads past the buffer ends the test: btl/smx
+ * copies payloads of up to 512 B with code of its own, a branch per range of sizes
+ * (btl_smx_sendi.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "common.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define GUARD 64
 
@@ -44,6 +48,36 @@ static int ring_exchange(size_t len, struct alignment a, int msg)
     errors += t_check(sbuf, len, t_rank, msg, "send buffer after the send");
     t_free(sbuf, a.send, GUARD);
     t_free(rbuf, a.recv, GUARD);
+    return errors;
+}
+
+/* A send buffer of 'len' bytes against an inaccessible page: ending at one (at_end), or
+ * starting right after one. The receive side is checked as by ring_exchange. */
+static int edge_exchange(size_t len, int at_end, int msg)
+{
+    const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+    uint8_t *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+    uint8_t *rbuf = t_alloc(len, 0, GUARD);
+    int errors = 0;
+    char what[96];
+
+    if (MAP_FAILED == map || 0 != mprotect(map, page, PROT_NONE)
+        || 0 != mprotect(map + 2 * page, page, PROT_NONE)) {
+        fprintf(stderr, "p2p: rank %d: cannot map the guard pages\n", t_rank);
+        return 1;
+    }
+    uint8_t *sbuf = at_end ? map + 2 * page - len : map + page;
+    t_fill(sbuf, len, t_rank, msg);
+    T_CHECK_MPI(MPI_Sendrecv(sbuf, (int) len, MPI_BYTE, right, msg, rbuf, (int) len, MPI_BYTE,
+                             left, msg, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    snprintf(what, sizeof(what), "size %zu, send buffer %s a guard page", len,
+             at_end ? "ending at" : "starting after");
+    errors += t_check(rbuf, len, left, msg, what);
+    errors += t_check_poison(rbuf + len, GUARD, what);
+    munmap(map, 3 * page);
+    t_free(rbuf, 0, GUARD);
     return errors;
 }
 
@@ -95,6 +129,7 @@ int main(int argc, char **argv)
     for (size_t len = 0; len <= 600; ++len) {
         const struct alignment a = {len % 13, (len * 5) % 11};
         errors += ring_exchange(len, a, msg++);
+        errors += edge_exchange(len, len & 1, msg++);
     }
     return t_finish(errors);
 }

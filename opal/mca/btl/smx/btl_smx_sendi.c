@@ -39,20 +39,22 @@ static inline __opal_attribute_always_inline__ void smx_copy64(unsigned char *to
     smx_copy16(to + 48, from + 48);
 }
 
-/* A payload out of the user's buffer; one of at most 512 bytes line by line, each line
- * by load instructions of its own. A CPU's stride prefetcher follows loads by their
- * address in the code: copied this way, the loads of a process that sends from buffers a
- * fixed step apart (consecutive blocks of an array; the benchmark's off-cache pool) see
- * that step, and the next message's lines are fetched before it is sent. Through glibc's
- * memcpy the same instructions copy every message of that size, those the receiver
- * copies out of a ring too, and the prefetcher finds no step to follow (inferred from
- * timings: README, "At scale"). Larger payloads go through memcpy. */
+/* A payload out of the user's buffer. Up to 512 bytes its lines are read by loads of
+ * their own: a CPU's stride prefetcher follows loads by their address in the code, and
+ * loads of their own, for a process that sends from buffers a fixed step apart
+ * (consecutive blocks of an array; the benchmark's off-cache pool), see that step: the
+ * next message's lines are fetched before it is sent. glibc's memcpy runs the same
+ * instructions for every copy of a size, the receiver's copies out of a ring too, and
+ * there the prefetcher finds no step to follow (inferred from timings: README, "At
+ * scale"). Up to 96 bytes two loads only touch the first and last byte, and memcpy
+ * copies (copied by 16-byte pieces, 33-96 bytes took longer in cache); from 97 to 512
+ * bytes the pieces are copied by those loads, line by line; beyond, memcpy alone. */
 static __opal_attribute_noinline__ void smx_copy_payload(unsigned char *to,
                                                          const unsigned char *from, size_t n)
 {
     if (n > 512) {
         memcpy(to, from, n);
-    } else if (n > 64) {
+    } else if (n > 96) {
         /* Unrolled: in a loop, one load would serve every line. */
         const size_t lines = (n - 1) / 64; /* whole lines before the last 64 bytes */
         smx_copy64(to, from);
@@ -75,30 +77,10 @@ static __opal_attribute_noinline__ void smx_copy_payload(unsigned char *to,
             smx_copy64(to + 384, from + 384);
         }
         smx_copy64(to + n - 64, from + n - 64);
-    } else if (n >= 32) {
-        smx_copy16(to, from);
-        smx_copy16(to + 16, from + 16);
-        smx_copy16(to + n - 32, from + n - 32);
-        smx_copy16(to + n - 16, from + n - 16);
-    } else if (n >= 16) {
-        smx_copy16(to, from);
-        smx_copy16(to + n - 16, from + n - 16);
-    } else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, from, 8);
-        memcpy(&b, from + n - 8, 8);
-        memcpy(to, &a, 8);
-        memcpy(to + n - 8, &b, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, from, 4);
-        memcpy(&b, from + n - 4, 4);
-        memcpy(to, &a, 4);
-        memcpy(to + n - 4, &b, 4);
     } else if (n > 0) {
-        to[0] = from[0];
-        to[n / 2] = from[n / 2];
-        to[n - 1] = from[n - 1];
+        const unsigned char first = from[0], last = from[n - 1];
+        __asm__ __volatile__("" : : "r"(first), "r"(last)); /* keeps the two loads */
+        memcpy(to, from, n);
     }
 }
 
