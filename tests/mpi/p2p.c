@@ -3,10 +3,10 @@
  * protocol boundaries), aligned and unaligned on both sides: each rank sends to its right
  * neighbour and receives from its left one; every byte and the guard bytes are checked,
  * and the received count must equal the sent size. Every size from 0 to 600 B goes too,
- * each at its own offsets, and from send buffers that end at (or start at) an
- * inaccessible page, so that a copy that reads past the buffer ends the test: btl/smx
- * copies payloads of up to 512 B with code of its own, a branch per range of sizes
- * (btl_smx_sendi.c).
+ * each at its own offsets, and from send buffers that end where an inaccessible page
+ * begins or begin where one ends, so that a copy that reads past the buffer ends the
+ * test: btl/smx copies payloads of up to 512 B with code of its own, a branch per range
+ * of sizes (btl_smx_sendi.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -59,15 +59,16 @@ static int edge_exchange(size_t len, int at_end, int msg)
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
     uint8_t *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0);
-    uint8_t *rbuf = t_alloc(len, 0, GUARD);
     int errors = 0;
     char what[96];
 
     if (MAP_FAILED == map || 0 != mprotect(map, page, PROT_NONE)
         || 0 != mprotect(map + 2 * page, page, PROT_NONE)) {
+        /* (the peers would wait for this rank's message for ever) */
         fprintf(stderr, "p2p: rank %d: cannot map the guard pages\n", t_rank);
-        return 1;
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    uint8_t *rbuf = t_alloc(len, 0, GUARD);
     uint8_t *sbuf = at_end ? map + 2 * page - len : map + page;
     t_fill(sbuf, len, t_rank, msg);
     T_CHECK_MPI(MPI_Sendrecv(sbuf, (int) len, MPI_BYTE, right, msg, rbuf, (int) len, MPI_BYTE,
