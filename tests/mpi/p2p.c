@@ -22,21 +22,20 @@ struct alignment {
     size_t send, recv;
 };
 
-static int ring_exchange(size_t len, struct alignment a, int msg)
+/* Send 'len' bytes from sbuf to the right neighbour, receive as many from the left one
+ * into a buffer 'recv_offset' bytes off alignment; check every byte, both guards, the
+ * count, and the send buffer afterwards. 'what' names the case. */
+static int exchange(uint8_t *sbuf, size_t len, size_t recv_offset, int msg, const char *what)
 {
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
-    uint8_t *sbuf = t_alloc(len, a.send, GUARD);
-    uint8_t *rbuf = t_alloc(len, a.recv, GUARD);
+    uint8_t *rbuf = t_alloc(len, recv_offset, GUARD);
     MPI_Status st;
     int count, errors = 0;
-    char what[96];
 
     t_fill(sbuf, len, t_rank, msg);
     T_CHECK_MPI(MPI_Sendrecv(sbuf, (int) len, MPI_BYTE, right, msg, rbuf, (int) len, MPI_BYTE,
                              left, msg, MPI_COMM_WORLD, &st));
     MPI_Get_count(&st, MPI_BYTE, &count);
-    snprintf(what, sizeof(what), "ring size %zu, send offset %zu, recv offset %zu", len, a.send,
-             a.recv);
     if ((size_t) count != len) {
         fprintf(stderr, "p2p: rank %d: %s: received count %d\n", t_rank, what, count);
         errors++;
@@ -46,21 +45,32 @@ static int ring_exchange(size_t len, struct alignment a, int msg)
     errors += t_check_poison(rbuf + len, GUARD, what);
     /* The send buffer must come back unchanged too (single copy reads it in place). */
     errors += t_check(sbuf, len, t_rank, msg, "send buffer after the send");
+    t_free(rbuf, recv_offset, GUARD);
+    return errors;
+}
+
+static int ring_exchange(size_t len, struct alignment a, int msg)
+{
+    uint8_t *sbuf = t_alloc(len, a.send, GUARD);
+    char what[96];
+    int errors;
+
+    snprintf(what, sizeof(what), "ring size %zu, send offset %zu, recv offset %zu", len, a.send,
+             a.recv);
+    errors = exchange(sbuf, len, a.recv, msg, what);
     t_free(sbuf, a.send, GUARD);
-    t_free(rbuf, a.recv, GUARD);
     return errors;
 }
 
 /* A send buffer of 'len' bytes against an inaccessible page: ending at one (at_end), or
- * starting right after one. The receive side is checked as by ring_exchange. */
+ * starting right after one. */
 static int edge_exchange(size_t len, int at_end, int msg)
 {
     const size_t page = (size_t) sysconf(_SC_PAGESIZE);
-    int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
     uint8_t *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0);
-    int errors = 0;
     char what[96];
+    int errors;
 
     if (MAP_FAILED == map || 0 != mprotect(map, page, PROT_NONE)
         || 0 != mprotect(map + 2 * page, page, PROT_NONE)) {
@@ -68,17 +78,10 @@ static int edge_exchange(size_t len, int at_end, int msg)
         fprintf(stderr, "p2p: rank %d: cannot map the guard pages\n", t_rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    uint8_t *rbuf = t_alloc(len, 0, GUARD);
-    uint8_t *sbuf = at_end ? map + 2 * page - len : map + page;
-    t_fill(sbuf, len, t_rank, msg);
-    T_CHECK_MPI(MPI_Sendrecv(sbuf, (int) len, MPI_BYTE, right, msg, rbuf, (int) len, MPI_BYTE,
-                             left, msg, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     snprintf(what, sizeof(what), "size %zu, send buffer %s a guard page", len,
              at_end ? "ending at" : "starting after");
-    errors += t_check(rbuf, len, left, msg, what);
-    errors += t_check_poison(rbuf + len, GUARD, what);
+    errors = exchange(at_end ? map + 2 * page - len : map + page, len, 0, msg, what);
     munmap(map, 3 * page);
-    t_free(rbuf, 0, GUARD);
     return errors;
 }
 
