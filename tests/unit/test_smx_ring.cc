@@ -76,6 +76,22 @@ public:
     }
 
     void read_all() { read(pending_.size()); }
+
+    // A ping-pong of 'n' records of 'lines' lines, each read before the next is written:
+    // the furthest ring line one started at; -1 if one found no room.
+    long furthest(uint32_t lines, int n)
+    {
+        long most = 0;
+        for (int i = 0; i < n; ++i) {
+            const long at = write(lines);
+            if (at < 0) {
+                return -1;
+            }
+            most = at > most ? at : most;
+            read_all();
+        }
+        return most;
+    }
     size_t unread() const { return pending_.size(); }
     unsigned quick() const { return quick_; } // records the inline case would have taken
     // the lines a record of 'lines' lines takes: its gap too where the ring carries it inline
@@ -135,6 +151,62 @@ TEST(SmxRing, LargerRecordsGoBackOnlyAtTheEnd)
         // sendi's inline case takes every record but those after a SKIP, where the ring
         // carries them inline (up to a sixteenth of it)
         EXPECT_EQ(lines <= kLines / 16 ? n - skips : 0u, r.quick()) << lines << " lines";
+    }
+}
+
+// In a 512 KiB ring (what 'auto' gives a process's first rings), a ping-pong of medium
+// records (spans of 9-80 lines: messages up to 4 KiB) keeps to the first half of the ring,
+// with one SKIP a lap; a span of more goes on to the ring's end.
+TEST(SmxRing, MediumRecordsOfAPingPongStayInTheFirstHalfOfA512KiBRing)
+{
+    const uint32_t size = 8192;
+    for (uint32_t lines : {12u, 20u, 36u, 68u, 72u}) {
+        Ring r(size);
+        ASSERT_LE(r.span(lines), SMX_RING_MEDIUM);
+        unsigned skips = 0;
+        const int n = 5000;
+        for (int i = 0; i < n; ++i) {
+            uint32_t skip = 0;
+            const long at = r.write(lines, &skip);
+            ASSERT_GE(at, 0) << "record " << i << " of " << lines << " lines";
+            EXPECT_LT(at, (long) (SMX_RING_MEDIUM_LAP + SMX_RING_MEDIUM)) << lines << " lines";
+            skips += 0 != skip;
+            r.read_all();
+        }
+        const unsigned laps = (unsigned) n / (SMX_RING_MEDIUM_LAP / r.span(lines) + 1);
+        EXPECT_LE(skips, laps + 1) << lines << " lines";
+        EXPECT_GE(skips + 1, laps) << lines << " lines";
+        EXPECT_EQ(n - skips, r.quick()) << lines << " lines"; // the inline case takes the rest
+    }
+    for (uint32_t lines : {76u, 132u}) {
+        Ring r(size);
+        ASSERT_GT(r.span(lines), SMX_RING_MEDIUM);
+        const long furthest = r.furthest(lines, 500);
+        ASSERT_GE(furthest, 0);
+        EXPECT_GT(furthest + (long) r.span(lines), (long) size - (long) r.span(lines))
+            << lines << " lines";
+    }
+}
+
+// A medium record whose lap's start the reader is not through with goes on past the lap
+// (no wait), and a ring of 256 KiB or less has no medium lap (it just wraps).
+TEST(SmxRing, MediumLapOnlyWhereTheReaderIsThrough)
+{
+    Ring r(8192);
+    const uint32_t lines = 20; // a 1 KiB message
+    long at;
+    do {
+        at = r.write(lines);
+        ASSERT_GE(at, 0);
+    } while (at < (long) SMX_RING_MEDIUM_LAP - (long) r.span(lines));
+    // nothing read: the next record cannot go back to the start; it goes on past the lap
+    EXPECT_GE(r.write(lines), (long) SMX_RING_MEDIUM_LAP);
+    r.read_all();
+    for (uint32_t size : {2048u, 4096u}) {
+        Ring small(size);
+        const long furthest = small.furthest(lines, 1000);
+        ASSERT_GE(furthest, 0);
+        EXPECT_GE(furthest + 2 * (long) small.span(lines), (long) size) << size << " lines";
     }
 }
 

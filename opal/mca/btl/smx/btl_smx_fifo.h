@@ -129,11 +129,27 @@ static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
     return lines <= size / 16 && lines <= 16384 / SMX_CACHE_LINE;
 }
 
-/* Is a record of 'lines' lines at ring line 'at' a small one at the lap's end, which
- * goes back to the ring's start if the reader is through with the lines it will cover
- * there (smx_ring_room)? */
+/* Medium records (a span of at most SMX_RING_MEDIUM lines: payloads up to 4.5 KiB) have a
+ * lap of their own, the first SMX_RING_MEDIUM_LAP lines (256 KiB), on the same terms as
+ * small ones; a ring of 256 KiB or less just wraps ('auto' makes 512 KiB ones first). In
+ * 4-rank all-to-alls, which run through three rings a process, 1 KiB took 1.02-1.10x the
+ * time of the per-pair rings before (2b84583) without it (median of seven runs 1.07x) and
+ * 1.01-1.05x with it (1.03x), 2 KiB 1.01-1.05x and 0.93-1.01x (medians of the ratio
+ * within each of 11-31 interleaved jobs); 2-rank ping-pongs of 1-8 KiB took the same
+ * time (README). */
+#define SMX_RING_MEDIUM 80u
+#define SMX_RING_MEDIUM_LAP 4096u
+
+/* Is a record of 'lines' lines at ring line 'at' a small or medium one at its lap's end,
+ * which goes back to the ring's start if the reader is through with the lines it will
+ * cover there (smx_ring_room)? (Written as it is: testing only 'lines > SMX_RING_SMALL'
+ * first compiled sendi's inline case differently, and 8 B all-to-alls took 1.12-1.15x the
+ * time in two runs of 21 jobs.) */
 static inline bool smx_ring_lap_end(uint32_t at, uint32_t lines)
 {
+    if (lines > SMX_RING_SMALL && lines <= SMX_RING_MEDIUM) {
+        return at >= SMX_RING_MEDIUM_LAP && at < SMX_RING_MEDIUM_LAP + SMX_RING_MEDIUM;
+    }
     return lines <= SMX_RING_SMALL && at >= SMX_RING_LAP && at < SMX_RING_LAP + SMX_RING_SMALL;
 }
 
