@@ -6,7 +6,7 @@
  * each at its own offsets, and from send buffers that end where an inaccessible page
  * begins or begin where one ends, so that a copy that reads past the buffer ends the
  * test: btl/smx copies payloads of up to 512 B with code of its own, a branch per range
- * of sizes (btl_smx_sendi.c).
+ * of sizes (btl_smx_sendi.c). Last, bursts of unexpected 1-4 KiB messages.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -113,6 +113,70 @@ static int pingpong(size_t len, int msg)
     return errors;
 }
 
+/* Bursts of 1-4 KiB messages to the right neighbour while it sleeps outside MPI (so
+ * that it reads none until the whole burst is out), received in reverse order: a burst
+ * takes more lines than half a 512 KiB pair ring, so that its records reach the medium-
+ * record lap while the reader is behind (btl_smx_fifo.h: they must not go back over the
+ * unread ones). One sender a round, in turn, four bursts each. 'msg' is the first of
+ * BURST tags. */
+#define BURST 128
+static int medium_bursts(int msg)
+{
+    int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size, errors = 0;
+    uint8_t *sbuf[BURST];
+    MPI_Request req[BURST];
+    size_t len[BURST];
+
+    for (int round = 0; round < 4 * t_size; ++round) {
+        const int sender = round % t_size;
+        for (int i = 0; i < BURST; ++i) {
+            len[i] = 513 + (size_t) ((round * BURST + i) * 97) % 3584;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (t_rank == sender) {
+            for (int i = 0; i < BURST; ++i) {
+                sbuf[i] = t_alloc(len[i], (size_t) i % 7, GUARD);
+                t_fill(sbuf[i], len[i], t_rank, msg + round * BURST + i);
+                T_CHECK_MPI(MPI_Isend(sbuf[i], (int) len[i], MPI_BYTE, right, msg + i,
+                                      MPI_COMM_WORLD, &req[i]));
+            }
+        } else if ((sender + 1) % t_size == t_rank) {
+            usleep(20000); /* the receiver stays out of MPI while the burst goes out */
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if ((sender + 1) % t_size == t_rank) {
+            for (int i = BURST - 1; i >= 0; --i) {
+                char what[64];
+                uint8_t *rbuf = t_alloc(len[i], (size_t) i % 5, GUARD);
+                MPI_Status st;
+                int count;
+
+                snprintf(what, sizeof(what), "medium burst %d, message %d of %zu B", round, i,
+                         len[i]);
+                T_CHECK_MPI(MPI_Recv(rbuf, (int) len[i], MPI_BYTE, left, msg + i,
+                                     MPI_COMM_WORLD, &st));
+                MPI_Get_count(&st, MPI_BYTE, &count);
+                if ((size_t) count != len[i]) {
+                    fprintf(stderr, "p2p: rank %d: %s: received count %d\n", t_rank, what,
+                            count);
+                    errors++;
+                }
+                errors += t_check(rbuf, len[i], left, msg + round * BURST + i, what);
+                errors += t_check_poison(rbuf - GUARD, GUARD, what);
+                errors += t_check_poison(rbuf + len[i], GUARD, what);
+                t_free(rbuf, (size_t) i % 5, GUARD);
+            }
+        }
+        if (t_rank == sender) {
+            T_CHECK_MPI(MPI_Waitall(BURST, req, MPI_STATUSES_IGNORE));
+            for (int i = 0; i < BURST; ++i) {
+                t_free(sbuf[i], (size_t) i % 7, GUARD);
+            }
+        }
+    }
+    return errors;
+}
+
 int main(int argc, char **argv)
 {
     static const struct alignment alignments[] = {{0, 0}, {1, 3}, {7, 5}, {4, 0}};
@@ -135,5 +199,6 @@ int main(int argc, char **argv)
         errors += ring_exchange(len, a, msg++);
         errors += edge_exchange(len, len & 1, msg++);
     }
+    errors += medium_bursts(msg);
     return t_finish(errors);
 }
