@@ -92,6 +92,7 @@ public:
         }
         return most;
     }
+
     size_t unread() const { return pending_.size(); }
     unsigned quick() const { return quick_; } // records the inline case would have taken
     // the lines a record of 'lines' lines takes: its gap too where the ring carries it inline
@@ -155,8 +156,8 @@ TEST(SmxRing, LargerRecordsGoBackOnlyAtTheEnd)
 }
 
 // In a 512 KiB ring (what 'auto' gives a process's first rings), a ping-pong of medium
-// records (spans of 9-80 lines: messages up to 4 KiB) keeps to the first half of the ring,
-// with one SKIP a lap; a span of more goes on to the ring's end.
+// records (spans of 9-80 lines: payloads of 497 B to about 4.5 KiB) keeps to the first
+// half of the ring, with one SKIP a lap; a span of more goes on to the ring's end.
 TEST(SmxRing, MediumRecordsOfAPingPongStayInTheFirstHalfOfA512KiBRing)
 {
     const uint32_t size = 8192;
