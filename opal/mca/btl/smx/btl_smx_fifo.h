@@ -79,10 +79,8 @@ static inline struct smx_record *smx_ring_line(struct smx_pair_ring *ring, uint3
                                   + (size_t) (index & (lines - 1)) * SMX_CACHE_LINE);
 }
 
-/* Records start every SMX_RECORD_ALIGN lines (256 bytes): consecutive small messages on
- * consecutive lines were 5-10 % slower in a ping-pong than spaced out (the reader's
- * prefetchers fetch the lines beside the one it polls, which the writer then has to take
- * back). */
+/* Records start every SMX_RECORD_ALIGN lines (256 bytes): the reader's prefetchers fetch
+ * the lines beside the one it polls, which the writer would then have to take back. */
 #define SMX_RECORD_ALIGN 4u
 
 /* Lines a record of 'len' payload bytes spans. */
@@ -96,34 +94,20 @@ static inline uint32_t smx_record_lines(size_t len)
 /* Small records (at most SMX_RING_SMALL lines: 496 payload bytes) keep to the first
  * SMX_RING_LAP lines (32 KiB) of a ring while the reader keeps up: the first one written
  * past them goes back to the ring's start (a SKIP to its end first) if the reader is
- * through with the lines it will cover there. A ping-pong of small messages then touches
- * 32 KiB of the ring, which stays in the caches, rather than all of it (a 64-byte
- * exchange took 0.54 us instead of 0.44 when every message went to a line not touched
- * for a whole 128 KiB lap). Each lap costs two cache-line transfers, the writer's read
- * of the reader's count and the SKIP: with 128 small records a lap instead of 32 (an
- * 8 KiB lap), 0-256 B ping-pongs took 2-3% less time (README). Otherwise records go on
- * to the ring's end, without waiting: sent back early whatever the reader's place, every
- * 4-32 KiB message cost a SKIP record, a read of the reader's count and a wait for it to
- * drain the ring (0.87-0.93x of the per-pair rings before in a ping-pong), and a double
- * copy's stream of chunk references stopped every 32 records until the reader caught
- * up. A ring of at most SMX_RING_LAP lines just wraps. */
+ * through with the lines it will cover there, so that a ping-pong keeps to lines still in
+ * the caches. Larger records go on to the ring's end without waiting for the reader. A
+ * ring of at most SMX_RING_LAP lines just wraps. README ("At scale") has the timings. */
 #define SMX_RING_LAP 512u
 #define SMX_RING_SMALL 8u
 
 /* A record of more than SMX_RING_SMALL lines carried inline leaves SMX_RECORD_GAP lines
- * empty after it. A reader's prefetchers run on past the end of the record it copies
- * from, and the next record's lines they fetch are lines the writer then has to take
- * back. With 512 bytes between records, 600 B-1 KiB ping-pongs took 3-6% less time and
- * 2-4 KiB the same (medians of the ratio within each of 51 interleaved jobs); a 1 KiB gap
- * did about as well, 256 bytes less well; windows of Isends and 4-rank all-to-alls of
- * 1-4 KiB were no slower. */
+ * (512 bytes) empty after it: the reader's prefetchers run on past the record it copies
+ * from, into lines the writer would then have to take back. */
 #define SMX_RECORD_GAP 8u
 
 /* Does a ring of 'size' lines carry a record of 'lines' lines inline? Up to a sixteenth
- * of it and at most 16 KiB (8 KiB of a 128 KiB ring, 16 KiB of a 256 or 512 KiB one); a
- * larger message goes in a chunk the record points to (mca_btl_smx_post_begin says
- * why). In a 512 KiB ring, 16-24 KiB ping-pongs took 1.03-1.04x the time inline that
- * they take in chunks, 8-12 KiB 0.88-0.93x (medians of 15 interleaved jobs). */
+ * of it and at most 16 KiB; a larger message goes in a chunk the record points to
+ * (mca_btl_smx_post_begin says why). */
 static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
 {
     return lines <= size / 16 && lines <= 16384 / SMX_CACHE_LINE;
@@ -131,20 +115,13 @@ static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
 
 /* Medium records (a span of at most SMX_RING_MEDIUM lines: payloads up to 4.5 KiB) have a
  * lap of their own, the first SMX_RING_MEDIUM_LAP lines (256 KiB), on the same terms as
- * small ones; a ring of 256 KiB or less just wraps ('auto' makes 512 KiB ones first). In
- * 4-rank all-to-alls, which run through three rings a process, 1 KiB took 1.02-1.10x the
- * time of the per-pair rings before (2b84583) without it (median of seven runs 1.07x) and
- * 1.01-1.05x with it (1.03x), 2 KiB 1.01-1.05x and 0.93-1.01x (medians of the ratio
- * within each of 11-31 interleaved jobs); 2-rank ping-pongs of 1-8 KiB took the same
- * time (README). */
+ * small ones; a ring of 256 KiB or less just wraps. */
 #define SMX_RING_MEDIUM 80u
 #define SMX_RING_MEDIUM_LAP 4096u
 
-/* Is a record of 'lines' lines at ring line 'at' a small or medium one at its lap's end,
- * which goes back to the ring's start if the reader is through with the lines it will
- * cover there (smx_ring_room)? (Written as it is: testing only 'lines > SMX_RING_SMALL'
- * first compiled sendi's inline case differently, and 8 B all-to-alls took 1.12-1.15x the
- * time in two runs of 21 jobs.) */
+/* Is a record of 'lines' lines at ring line 'at' a small or medium one at its lap's end
+ * (smx_ring_room)? Keep this form: a shorter one compiled sendi's inline case into
+ * slower code (README). */
 static inline bool smx_ring_lap_end(uint32_t at, uint32_t lines)
 {
     if (lines > SMX_RING_SMALL && lines <= SMX_RING_MEDIUM) {
@@ -235,11 +212,9 @@ static inline struct smx_record *smx_ring_next(struct smx_pair_ring *ring, uint3
 }
 
 /* Reader: a small message (at most SMX_RING_SMALL lines, 'bytes' from its line-aligned
- * header on) whose first line has been read: start fetching its other lines, so that
- * they cross from the writer's cache together while the upper layer matches the message,
- * not one after the other once it copies them out. Larger ones are left to the hardware
- * prefetchers, which follow that copy. (Always inlined: GCC 12 takes a function whose only
- * effect is __builtin_prefetch for one without effects and drops the calls.) */
+ * header on) whose first line has been read: fetch its other lines while the upper layer
+ * matches it. Larger ones are left to the hardware prefetchers. (Always inlined: GCC 12
+ * drops calls to a function whose only effect is __builtin_prefetch.) */
 static inline __attribute__((always_inline)) void smx_prefetch(const void *first, size_t bytes)
 {
     if (bytes <= SMX_RING_SMALL * SMX_CACHE_LINE) {

@@ -221,11 +221,8 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     /* A whole number of cache lines, so that in an aligned buffer every piece starts on
-     * a line as the first one does. frag_size less the piece's header (34,768 bytes)
-     * put three pieces in four 16, 32 or 48 bytes off a line, and every vector store of
-     * the receiver's copy (and load of the sender's) across two: 64 KiB-1 MiB
-     * ping-pongs 0.85-0.89x of the per-pair-ring design (34,816-byte pieces), 0.92-1.03x
-     * with 34,752. */
+     * a line as the first one does (otherwise every vector load and store of the copies
+     * straddles two lines). */
     const size_t room = ((size_t) c->frag_size - sizeof(struct smx_get_piece))
                         & ~(size_t) (SMX_CACHE_LINE - 1);
     int pieces = 0;

@@ -97,11 +97,9 @@ static uint64_t smx_area_offset(int num_local)
 
 /*
  * My segment: a file in the backing directory named after the job id, my rank and my
- * pid, so that concurrent jobs (and a rank reusing a vpid after a restart) never collide.
- * The file only exists while peers still have to open it: the peer that maps it last
- * unlinks it (smx_attach), after which the memory lives on through the mappings alone
- * and goes away with the last process, kill -9 included. Until then, PMIx's cleanup list
- * removes it if the job dies early.
+ * pid (concurrent jobs never collide). The peer that maps it last unlinks it
+ * (smx_attach); the memory then lives on through the mappings alone and goes with the
+ * last process, kill -9 included. PMIx's cleanup list removes it if the job dies early.
  */
 int mca_btl_smx_segment_create(void)
 {
@@ -117,21 +115,16 @@ int mca_btl_smx_segment_create(void)
         have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
     }
     area_offset = smx_area_offset(c->num_local);
-    /* The chunk area holds what I send that is in flight: pages are taken as written, so
-     * it costs what its process had in flight at most. 'auto': 16 MiB shared by the
-     * node's processes, at most 16 MiB each, at least what five fragments need; then
-     * halved, down to that least, while all N segments would not fit in the backing
-     * directory (a container's /dev/shm of 64 MiB, say). */
+    /* The chunk area ('auto'): 16 MiB shared by the node's processes, at least what five
+     * fragments need; halved, down to that least, while all N segments would not fit in
+     * the backing directory (a container's /dev/shm of 64 MiB, say). */
     const uint64_t least = mca_btl_smx_area_min();
     /* room for a ring to every peer at most */
     const int most_rings = c->pair_rings_max < c->num_local - 1 ? c->pair_rings_max
                                                                  : c->num_local - 1;
-    /* 'auto' rings: 512 KiB for the first SMX_RINGS_LARGE rings a process makes, 128 KiB
-     * for later ones (at most 3.5 MiB for 16). A longer lap gives the writer lines that
-     * have left the reader's cache, and the ring carries up to 16 KiB inline instead of
-     * 8 (smx_ring_carries): 2-8 KiB ping-pongs took 0.82-0.95x the time. Sizing every
-     * ring by the peers a process might have (128 KiB from 9 on) cost a busy pair of a
-     * large job that speed (README). */
+    /* 'auto' rings: 512 KiB for the first SMX_RINGS_LARGE rings a process makes (its
+     * busiest pairs: the ring carries up to 16 KiB inline), 128 KiB for later ones
+     * (README, "At scale"). */
     c->ring_size = c->ring_size_rest = (uint32_t) c->pair_ring_size;
     if (SMX_AUTO == c->pair_ring_size) {
         c->ring_size = 512 * 1024;
@@ -148,9 +141,8 @@ int mca_btl_smx_segment_create(void)
     }
     c->area_max = (c->area_max + SMX_CACHE_LINE - 1) & ~(uint64_t) (SMX_CACHE_LINE - 1);
     c->segment_size = (size_t) (area_offset + c->area_max + rings);
-    /* tmpfs allocates a page when it is first written, and a full /dev/shm then kills the
-     * writer with SIGBUS in the middle of the run. No room for my segment: refuse. No
-     * room for all of them: run, but say what may happen and how to avoid it. */
+    /* A full tmpfs kills its writer with SIGBUS mid-run. No room for my segment: refuse.
+     * No room for all of them: run, but say what may happen and how to avoid it. */
     if (UINT64_MAX != have) {
         uint64_t all = (uint64_t) c->segment_size * (uint64_t) c->num_local;
         if (all > have) {
@@ -222,11 +214,10 @@ int mca_btl_smx_segment_create(void)
     return OPAL_SUCCESS;
 }
 
-/* Tell the peers where my segment is; the last step of init, so that no peer ever maps
- * the segment of a process that then gave up on smx. The modex carries the size of
- * opal_shmem's descriptor of the segment, the descriptor (only the part in use), the
- * descriptor I keep open to it (int32_t), and my cpuset as a string: peers classify the
- * pair from both bindings (empty: not bound). */
+/* Tell the peers where my segment is: the last step of init, so that no peer maps the
+ * segment of a process that then gave up on smx. The modex carries the size of
+ * opal_shmem's descriptor, the descriptor (the part in use), the file descriptor I keep
+ * open to it (int32_t) and my cpuset as a string (empty: not bound). */
 int mca_btl_smx_segment_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -288,11 +279,10 @@ void mca_btl_smx_segment_destroy(void)
     }
 }
 
-/* The locality class of a peer with this cpuset (btl_smx_locality.c). Both bindings come
- * from the modex rather than from the runtime's locality flags (OPAL_PROC_ON_L2CACHE...):
- * init needs the classes that can occur here before any peer is known, to create one
- * module per class, and hwloc's allowed topology gives them from my binding alone; the
- * pair's class must then come from the same rule, applied to the same two cpusets. */
+/* The locality class of a peer with this cpuset (btl_smx_locality.c). Not the runtime's
+ * locality flags (OPAL_PROC_ON_L2CACHE...): init creates a module per class that can
+ * occur here from my binding and hwloc alone, before any peer is known, and a pair's
+ * class must come from the same rule applied to the same two cpusets. */
 static int smx_peer_class(const char *peer_cpuset)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -602,11 +592,10 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     return OPAL_SUCCESS;
 }
 
-/* Endpoints stay until finalize. del_procs comes when another BTL won the peer (bml/r2)
- * or while MPI shuts down, with progress still to run: fragments queued for the peer
- * still go out, completions already due still name a live endpoint, local rank 0's
- * segment (the node's transfer count) stays mapped, and a peer that another smx module
- * is offered afterwards is not mapped, and counted in its segment's 'attached', twice. */
+/* Endpoints stay until finalize: del_procs comes when another BTL won the peer or while
+ * MPI shuts down, with progress still to run (queued fragments still go out, due
+ * completions name a live endpoint, local rank 0's segment stays mapped, and no peer is
+ * mapped, or counted in 'attached', twice). */
 static int smx_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
 {

@@ -4,24 +4,17 @@
  * btl_smx_types.h, the two ways in btl_smx_fifo.h).
  *
  * A message to a peer goes through the peer's queue, in a chunk of my segment, until I
- * have sent that peer btl_smx_pair_ring_after of them; then, while I have made fewer
- * than btl_smx_pair_rings_max rings and my area has room, I make a ring for it, offer
- * it through the queue, and from then on write every message to that peer into the ring
- * (in the ring's lines, or in a chunk the ring's record points to when it would take
- * more than a sixteenth of the ring). Since the offer travels behind everything I queued
- * before and the peer reads the ring only once it has the offer, the peer sees my
- * messages in the order I sent them. A fragment that finds no room waits on its
- * endpoint, in order, for progress to post it. Its completion always comes from progress
- * (never from inside btl_send, which ob1 may call from its own callbacks).
+ * have sent that peer btl_smx_pair_ring_after of them; then, while btl_smx_pair_rings_max
+ * allows, I make a ring for it, offer it through the queue, and write every later message
+ * to that peer into the ring (or into a chunk the ring's record points to). The offer
+ * travels behind everything queued before it, so the peer sees my messages in order. A
+ * fragment that finds no room waits on its endpoint, in order, for progress to post it;
+ * its completion always comes from progress (ob1 may call btl_send from its callbacks).
  *
- * Chunks come in three sizes and are carved from my area as first needed, never given
- * back to it: a chunk I sent is reused once its receiver has marked it done (found when
- * no ready chunk of its size is left). So what a process takes of /dev/shm is what it
- * had in flight at most, or 1 MiB of whole-fragment chunks (smx_chunks_cycle), within
- * btl_smx_budget_kb. Rings have an area of their own
- * (btl_smx_pair_rings_max of them), taken as they are made. Nothing waits for room that
- * only a waiting process could free: a receiver marks chunks done and consumes ring
- * lines whenever it progresses, whatever its own room (btl_smx_frag.c has the argument).
+ * Chunks come in three sizes, carved from my area as first needed and never given back:
+ * one is reused once its receiver is through with it. So a process takes of /dev/shm
+ * what it had in flight at most, within btl_smx_budget_kb. Receivers free chunks and ring
+ * lines whenever they progress, whatever their own room (btl_smx_frag.c: no deadlock).
  */
 #include "opal_config.h"
 
@@ -127,12 +120,9 @@ static void *smx_area_carve(int cls, size_t bytes, uint64_t *offset)
     return (char *) c->segment + *offset;
 }
 
-/* A chunk to the end of the ready ones of its size: they are reused in the order they
- * came back, so that a chunk's lines are written again as late as can be, when the
- * receiver's caches have likely let them go (a line another core still holds costs an
- * invalidation to write; with the chunk just read reused first, and 16 of them cycling,
- * a 64 KiB ping-pong took 1.3x the time of the per-pair-ring design, whose slots came
- * back once a 1.1 MiB lap). */
+/* A chunk to the end of the ready ones of its size: reused in the order they came back,
+ * so that its lines are written again once the receiver's caches have likely let them go
+ * (a line another core still holds costs an invalidation to write). */
 static void smx_chunk_ready(struct smx_chunk_slot *s)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -393,12 +383,9 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
         return;
     }
     ring->lines = lines;
-    /* Write each of its pages now: tmpfs allocates a page when it is first written, and
-     * a fault in the middle of traffic costs whoever meets it (lines the small and medium
-     * laps keep out of use until a later phase of larger messages: 16 KiB all-to-alls
-     * after 1-4 KiB ones took 1.03-1.08x the time without this, in three runs of 21 jobs
-     * at 4 ranks). A zero is no record's seq (smx_ring_key sets the top bit). The ring
-     * need not start on a page: its last byte may lie on a page of its own. */
+    /* Write each of its pages now (its last byte too: the ring need not start on a page):
+     * tmpfs allocates a page at its first write, and the laps leave lines unused until a
+     * later phase of larger messages would fault on them. A zero is no record's seq. */
     data = (volatile char *) (ring + 1);
     for (size_t at = 0; at < (size_t) lines * SMX_CACHE_LINE; at += 4096) {
         data[at] = 0;
@@ -440,10 +427,8 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
             return smx_queue_begin(ep, len, p);
         }
     }
-    /* A record may take what smx_ring_carries allows (a sixteenth of the ring, at most
-     * 16 KiB); a larger message goes in a chunk, whose lines come back far later than a
-     * ring's (smx_chunk_ready: in 128 KiB rings, 16-32 KiB ping-pongs ran at 0.71-0.78x
-     * of the per-pair-ring design inline, 1.0x in chunks). */
+    /* A record may take what smx_ring_carries allows; a larger message goes in a chunk,
+     * whose lines come back far later than a ring's (smx_chunk_ready). */
     uint32_t lines = smx_record_lines(len);
     const bool inline_data = !stream && smx_ring_carries(ep->out_lines, lines);
     lines = inline_data ? smx_record_span(lines) : smx_record_lines(sizeof(struct smx_chunk_ref));

@@ -40,15 +40,11 @@ static inline __opal_attribute_always_inline__ void smx_copy64(unsigned char *to
 }
 
 /* A payload out of the user's buffer. Up to 512 bytes its lines are read by loads of
- * their own: a CPU's stride prefetcher follows loads by their address in the code, and
- * loads of their own, for a process that sends from buffers a fixed step apart
- * (consecutive blocks of an array; the benchmark's off-cache pool), see that step: the
- * next message's lines are fetched before it is sent. glibc's memcpy runs the same
- * instructions for every copy of a size, the receiver's copies out of a ring too, and
- * there the prefetcher finds no step to follow (inferred from timings: README, "At
- * scale"). Up to 96 bytes two loads only touch the first and last byte, and memcpy
- * copies (copied by 16-byte pieces, 33-96 bytes took longer in cache); from 97 to 512
- * bytes the pieces are copied by those loads, line by line; beyond, memcpy alone. */
+ * their own, which a stride prefetcher (tracking loads by their address in the code) sees
+ * step through the buffers a process sends from; through glibc's memcpy, shared with
+ * every other copy, it sees no step (README, "At scale"). Up to 96 bytes two loads only
+ * touch the first and last byte and memcpy copies; from 97 to 512 bytes the loads copy,
+ * line by line; beyond, memcpy alone. */
 static __opal_attribute_noinline__ void smx_copy_payload(unsigned char *to,
                                                          const unsigned char *from, size_t n)
 {
@@ -135,9 +131,8 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (!opal_list_is_empty(&endpoint->pending)) {
         goto out;
     }
-    /* A peer with a ring of mine: the record written here, without a call (callgrind:
-     * 1,559 instructions a round trip of a 64 B ping-pong against 1,638 through
-     * mca_btl_smx_post_begin and _commit). */
+    /* A peer with a ring of mine: the record written here, without a call (fewer
+     * instructions than mca_btl_smx_post_begin and _commit). */
     if (NULL != endpoint->out && NULL == endpoint->stalled) {
         uint32_t lines = smx_record_lines(total);
         struct smx_record *rec = smx_ring_quick(endpoint->out, endpoint->out_lines,

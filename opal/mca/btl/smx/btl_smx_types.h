@@ -77,7 +77,7 @@ _Static_assert(sizeof(struct smx_chunk) == 16, "a chunk header is 16 bytes");
  * the ring looks full. Where the next record starts, an earlier lap may have left
  * payload: the key is what keeps it from being taken for a header (it would have to hold
  * that exact 64-bit value), without a store to a second line per message (a zeroed guard
- * line after each record cost 0.1 us of a 0.3 us ping-pong). A record never wraps: a
+ * line after each record). A record never wraps: a
  * SKIP record fills the lines up to the end first. Its nlines may cover more than its
  * payload (alignment, and the gap after a larger one: btl_smx_fifo.h).
  */
