@@ -22,6 +22,25 @@ struct alignment {
     size_t send, recv;
 };
 
+/* A message of 'len' bytes received into rbuf (allocated with GUARD bytes each side)
+ * from 'from' with tag 'tag' as filled by t_fill: check the count, every byte and both
+ * guards. 'what' names the case. */
+static int check_received(const uint8_t *rbuf, size_t len, const MPI_Status *st, int from,
+                          int tag, const char *what)
+{
+    int count, errors = 0;
+
+    MPI_Get_count(st, MPI_BYTE, &count);
+    if ((size_t) count != len) {
+        fprintf(stderr, "p2p: rank %d: %s: received count %d\n", t_rank, what, count);
+        errors++;
+    }
+    errors += t_check(rbuf, len, from, tag, what);
+    errors += t_check_poison(rbuf - GUARD, GUARD, what);
+    errors += t_check_poison(rbuf + len, GUARD, what);
+    return errors;
+}
+
 /* Send 'len' bytes from sbuf to the right neighbour, receive as many from the left one
  * into a buffer 'recv_offset' bytes off alignment; check every byte, both guards, the
  * count, and the send buffer afterwards. 'what' names the case. */
@@ -30,19 +49,12 @@ static int exchange(uint8_t *sbuf, size_t len, size_t recv_offset, int msg, cons
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
     uint8_t *rbuf = t_alloc(len, recv_offset, GUARD);
     MPI_Status st;
-    int count, errors = 0;
+    int errors;
 
     t_fill(sbuf, len, t_rank, msg);
     T_CHECK_MPI(MPI_Sendrecv(sbuf, (int) len, MPI_BYTE, right, msg, rbuf, (int) len, MPI_BYTE,
                              left, msg, MPI_COMM_WORLD, &st));
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    if ((size_t) count != len) {
-        fprintf(stderr, "p2p: rank %d: %s: received count %d\n", t_rank, what, count);
-        errors++;
-    }
-    errors += t_check(rbuf, len, left, msg, what);
-    errors += t_check_poison(rbuf - GUARD, GUARD, what);
-    errors += t_check_poison(rbuf + len, GUARD, what);
+    errors = check_received(rbuf, len, &st, left, msg, what);
     /* The send buffer must come back unchanged too (single copy reads it in place). */
     errors += t_check(sbuf, len, t_rank, msg, "send buffer after the send");
     t_free(rbuf, recv_offset, GUARD);
@@ -149,21 +161,12 @@ static int medium_bursts(int msg)
                 char what[64];
                 uint8_t *rbuf = t_alloc(len[i], (size_t) i % 5, GUARD);
                 MPI_Status st;
-                int count;
 
                 snprintf(what, sizeof(what), "medium burst %d, message %d of %zu B", round, i,
                          len[i]);
                 T_CHECK_MPI(MPI_Recv(rbuf, (int) len[i], MPI_BYTE, left, msg + i,
                                      MPI_COMM_WORLD, &st));
-                MPI_Get_count(&st, MPI_BYTE, &count);
-                if ((size_t) count != len[i]) {
-                    fprintf(stderr, "p2p: rank %d: %s: received count %d\n", t_rank, what,
-                            count);
-                    errors++;
-                }
-                errors += t_check(rbuf, len[i], left, msg + round * BURST + i, what);
-                errors += t_check_poison(rbuf - GUARD, GUARD, what);
-                errors += t_check_poison(rbuf + len[i], GUARD, what);
+                errors += check_received(rbuf, len[i], &st, left, msg + round * BURST + i, what);
                 t_free(rbuf, (size_t) i % 5, GUARD);
             }
         }

@@ -34,13 +34,12 @@ static long own_segment_rss(int vpid)
         unsigned long lo, hi;
         char path[512] = "";
 
-        if (2 <= sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path)
-            && strchr(line, '-') < strchr(line, ' ')) {
-            /* a mapping's first line: is it my segment? */
+        if (2 <= sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path)) {
+            /* a mapping's first line: is it my segment (a name ending in my suffix)? */
             const char *name = strrchr(path, '/');
-            in_segment = NULL != name && 0 == strncmp(name, "/smx.", 5)
-                         && NULL != strstr(name, suffix)
-                         && strlen(strstr(name, suffix)) == strlen(suffix);
+            const size_t n = NULL != name ? strlen(name) : 0, k = strlen(suffix);
+            in_segment = n > k && 0 == strncmp(name, "/smx.", 5)
+                         && 0 == strcmp(name + n - k, suffix);
             continue;
         }
         long kb;
