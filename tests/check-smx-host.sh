@@ -14,6 +14,7 @@ mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/burst" "$top/tests/smx/burst.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/dump" "$top/tests/smx/dump.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/ringpages" "$top/tests/smx/ringpages.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$top/tests/smx/latesender.c"
 launch=(mpirun -np 2)
 [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
 status=0
@@ -267,7 +268,8 @@ if [ "$dflt_n" = 0 ]; then dflt_ok=$([ "$dflt" = 0 ] && echo y); else dflt_ok=$(
 #    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
 #    say never; with btl_smx_single_copy_oversubscribed false or a cost limit of 0, none
 #    (the single-copy window is closed, so that no rule measures single copy's cost, which
-#    reads through process_vm_readv too)
+#    reads through process_vm_readv too; adaptive copy is off: the rule alone, which
+#    adaptive copy starts from; section 12 tests what it adds)
 # (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
 threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
 over=$((threads + 1))
@@ -282,7 +284,7 @@ reads() {
 		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
 		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:-always}" \
 		--mca btl_smx_single_copy_window_max 0 \
-		--mca btl_smx_single_copy_oversubscribed "$1" \
+		--mca btl_smx_single_copy_oversubscribed "$1" --mca btl_smx_adaptive_copy 0 \
 		--mca btl_base_verbose info \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
@@ -410,13 +412,15 @@ read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
 #     KiB by single copy, 128 KiB by double copy; closed (0, or a window of 0 bytes), 32
 #     KiB goes eagerly again (l3's limit, 34816); otherwise it opens exactly in the
 #     processes that measured a single copy at btl_smx_single_copy_window_cost_max
-#     memcpys or less (1.75 by default; 1000 opens it here, 0.01 keeps it closed)
+#     memcpys or less (1.75 by default; 1000 opens it here, 0.01 keeps it closed). The
+#     gets are counted with adaptive copy off (the rule alone, which it starts from).
 window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIMITS" summed
 	# over both ranks (WINDOWS: peers printed with a window), or "failed"
 	local size=$1 out
 	shift
-	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info "$@" \
-		"$bench" --mode pingpong --sizes "$size" --samples 2 2>&1 | tr -d '\000')
+	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info \
+		--mca btl_smx_adaptive_copy 0 "$@" "$bench" --mode pingpong --sizes "$size" \
+		--samples 2 2>&1 | tr -d '\000')
 	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
 	echo "$(both_ranks_gets "$out")" \
 		"$(policy "$out" window_max | grep -c "^65536$")" \
@@ -483,4 +487,24 @@ rss_none=$(ring_rss --mca btl_smx_pair_ring_after 1000000)
 		"512 KiB ring, ${rss_4m} kB with 4 MiB, ${rss_none} kB without a ring" ||
 	fail "ring pages (rank 0's segment, kB resident): '$rss_auto' with a 512 KiB ring" \
 		"(want >= 512), '$rss_4m' with 4 MiB (want >= 4096), '$rss_none' without (want < 512)"
+# 12. adaptive copy: a sender that computes outside MPI while its rendezvous waits
+#     (latesender: 20 sends of 1 MiB, 5 ms of computing each) cannot serve a double copy;
+#     the receiver, measuring that, pulls from it by single copy: most of its gets, after
+#     one change of method. With btl_smx_adaptive_copy 0 the class's threshold (never, for
+#     the pair of cores here) holds: every get by double copy. Bytes checked either way.
+late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES" of rank 0, or "failed"
+	local out
+	out=$("${launch[@]}" $(smx_config_args smx-cma) "$@" "$build/tests/smx/latesender" 20 \
+		1048576 5000 2>&1 | tr -d '\000')
+	grep -q "^latesender: PASS" <<<"$out" || { echo failed; return; }
+	sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out"
+}
+read -r a_single a_double a_changes < <(late)
+read -r f_single f_double f_changes < <(late --mca btl_smx_adaptive_copy 0)
+[ "${a_single:-0}" -ge 15 ] 2>/dev/null && [ "${a_changes:-0}" -ge 1 ] 2>/dev/null &&
+	[ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] && [ "${f_changes:-1}" = 0 ] &&
+	echo "ok: gets from a sender away computing go by single copy as measured ($a_single" \
+		"of 20, $a_changes change), by double copy with adaptive copy off (20 of 20)" ||
+	fail "adaptive copy (single double changes): '$a_single $a_double $a_changes' (want" \
+		">= 15 single, >= 1 change); off: '$f_single $f_double $f_changes' (want 0 20 0)"
 exit $status

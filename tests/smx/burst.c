@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pvar.h"
+
 static long peak_kb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -37,42 +39,6 @@ static long peak_kb(void)
     }
     fclose(f);
     return kb;
-}
-
-/* A btl/smx performance variable through MPI_T. A counter's handle counts from the
- * moment it is bound (Open MPI reads it as the change since then): bind before the burst. */
-struct pvar {
-    MPI_T_pvar_session session;
-    MPI_T_pvar_handle handle;
-    int bound;
-};
-
-static void pvar_bind(struct pvar *p, const char *name, int var_class)
-{
-    int index, count;
-
-    p->bound = MPI_SUCCESS == MPI_T_pvar_get_index(name, var_class, &index)
-               && MPI_SUCCESS == MPI_T_pvar_session_create(&p->session);
-    if (p->bound
-        && MPI_SUCCESS != MPI_T_pvar_handle_alloc(p->session, index, NULL, &p->handle, &count)) {
-        MPI_T_pvar_session_free(&p->session);
-        p->bound = 0;
-    }
-}
-
-/* Its value, and the handle freed; -1 when it could not be bound or read. */
-static long long pvar_take(struct pvar *p)
-{
-    unsigned long long value = 0;
-    int rc;
-
-    if (!p->bound) {
-        return -1;
-    }
-    rc = MPI_T_pvar_read(p->session, p->handle, &value);
-    MPI_T_pvar_handle_free(p->session, &p->handle);
-    MPI_T_pvar_session_free(&p->session);
-    return MPI_SUCCESS == rc ? (long long) value : -1;
 }
 
 static uint8_t byte_of(int msg, size_t i)

@@ -28,6 +28,7 @@
 #include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
 
+#include "btl_smx_adapt.h"
 #include "btl_smx_locality.h"
 #include "btl_smx_frag.h"
 
@@ -86,6 +87,10 @@ struct mca_btl_base_endpoint_t {
     opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
     bool active;           /* on the component's list of peers with the two above to do */
     int pulling;           /* my double-copy gets from this peer not yet complete */
+    uint64_t pull_since;   /* when 'pulling' last rose from 0 (ns) */
+    uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
+    size_t pull_size;      /* the size of the get that opened that period */
+    struct smx_adapt adapt; /* single or double copy for its gets, as measured */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_base_verbose trace */
 };
@@ -102,7 +107,7 @@ struct mca_btl_smx_component_t {
     int single_copy_min[SMX_CLASS_COUNT]; /* bytes; SMX_NEVER */
     int busy_ranks, busy_transfers;       /* SMX_NEVER_BUSY */
     int eager_limit_busy, single_copy_min_busy; /* bytes; SMX_OFF */
-    bool exchange_push, single_copy_oversubscribed;
+    bool exchange_push, single_copy_oversubscribed, adaptive_copy;
     int single_copy_cost_max;             /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
     int single_copy_window_max, eager_limit_window; /* bytes; SMX_OFF */
     int single_copy_window_cost_max;      /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
@@ -150,6 +155,7 @@ struct mca_btl_smx_component_t {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... through the rings */
         unsigned long long exchange_pushes;  /* peers' gets served by one copy into them */
+        unsigned long long copy_switches;    /* a peer's size range changed copy method */
         unsigned long long sends_queued;     /* sends that found no room and waited */
         unsigned long long pair_rings;       /* peers I write to through a pair ring */
         unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */

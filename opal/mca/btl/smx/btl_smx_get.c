@@ -6,7 +6,8 @@
  * receiver calls btl_get for the sender's buffer. Here, at that moment, the transfer is
  * given to
  *   - the selected SMSC component (single copy), where the policy says so for this peer,
- *     this size and the node's load now (mca_btl_smx_single_copy, btl_smx_policy.h), or
+ *     this size, the node's load and what this peer's gets cost lately
+ *     (mca_btl_smx_single_copy, btl_smx_policy.h), or
  *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
  *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
  *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
@@ -108,6 +109,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     mca_btl_smx_frag_t *frag;
 
     if (mca_btl_smx_single_copy(endpoint, size, false)) {
+        const uint64_t start = mca_btl_smx_now_ns();
         int rc;
 
         smx_count(counter, 1);
@@ -117,6 +119,8 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
+        mca_btl_smx_copy_measured(endpoint, size, SMX_COPY_SINGLE, size,
+                                  mca_btl_smx_now_ns() - start);
         mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
@@ -159,7 +163,13 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     }
     smx_count(counter, 1);
     mca_btl_smx_count(&c->stats.gets_double_copy);
-    (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
+    /* Double copies are timed from the first of a run of gets to the last one's end: with
+     * several in flight, none of them alone says what the pipeline delivers. */
+    if (1 == __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED)) {
+        endpoint->pull_since = mca_btl_smx_now_ns();
+        endpoint->pull_bytes = 0;
+        endpoint->pull_size = size;
+    }
     return mca_btl_smx_send_internal(frag);
 }
 
@@ -291,7 +301,11 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     if (op->received < op->size) {
         return;
     }
-    (void) __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
+    ep->pull_bytes += op->size;
+    if (0 == __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED)) {
+        mca_btl_smx_copy_measured(ep, ep->pull_size, SMX_COPY_DOUBLE, ep->pull_bytes,
+                                  mca_btl_smx_now_ns() - ep->pull_since);
+    }
     smx_count(op->counter, -1);
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);

@@ -34,6 +34,9 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
     ep->pulling = 0;
+    ep->pull_since = ep->pull_bytes = 0;
+    ep->pull_size = 0;
+    smx_adapt_init(&ep->adapt);
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;
@@ -623,11 +626,13 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
     }
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
-                        "exchange pushes, %llu sends queued for room, at most %llu of "
+                        "exchange pushes, %llu changes between single and double copy as "
+                        "measured, %llu sends queued for room, at most %llu of "
                         "btl_smx_max_frags %d descriptors out at once; %llu pair rings, %.0f "
                         "KiB of chunks made",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
                         c->stats.gets_double_copy, c->stats.exchange_pushes,
+                        c->stats.copy_switches,
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
                         c->stats.pair_rings, (double) c->area_used / 1024.0);
     /* Completions nobody progressed any more: their fragments are ours to free. */

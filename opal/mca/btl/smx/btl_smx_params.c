@@ -247,6 +247,9 @@ int mca_btl_smx_params_register(void)
     c->single_copy_oversubscribed = true;
     SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
              "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
+    c->adaptive_copy = true;
+    SMX_BOOL("adaptive_copy", "Rendezvous by the copy measured faster lately, per peer and size",
+             OPAL_INFO_LVL_4, &c->adaptive_copy);
     c->single_copy_cost_max = 250;
     SMX_INT("single_copy_cost_max", "Busy, push and oversubscription rules where a single "
             "copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
@@ -278,6 +281,8 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
     smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
+    smx_pvar("copy_switches", "Changes between single and double copy as measured",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.copy_switches);
     smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.sends_queued);
     smx_pvar("pair_rings", "Peers this process writes to through a ring of its own",

@@ -101,6 +101,7 @@ void mca_btl_smx_policy_build(double cost, const char *origin)
     p->busy_always = smx_busy_from_start();
     p->busy_transfers = c->busy_transfers;
     p->push = c->exchange_push && smx_can_push() && cheap;
+    p->adaptive = c->adaptive_copy && NULL != mca_smsc;
     p->every_get_single = smx_oversubscribed() && cheap;
     p->window_max = window ? (size_t) c->single_copy_window_max : 0;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -148,7 +149,7 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
  * in bytes, "never" for no single copy:
  *   cost=<memcpys|unknown> cost_from=<local-rank-0|this-process|not-needed|unmeasurable>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
- *   busy_transfers=<n|never> push=<0|1>
+ *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1>
  *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
  *   <class>.single_copy_min_busy=          (for each class this process has a module of)
  *   peer<local rank>=<class> peer<local rank>.smsc=<0|1>   (each peer attached so far)
@@ -168,8 +169,9 @@ void mca_btl_smx_policy_publish(void)
     snprintf(a, sizeof(a), "%d", p->busy_transfers);
     n += (size_t) snprintf(text + n, size - n,
                            " window_max=%zu every_get_single=%d busy_always=%d busy_transfers=%s "
-                           "push=%d", p->window_max, p->every_get_single, p->busy_always,
-                           p->busy_transfers < 0 ? "never" : a, p->push);
+                           "push=%d adaptive=%d", p->window_max, p->every_get_single,
+                           p->busy_always, p->busy_transfers < 0 ? "never" : a, p->push,
+                           p->adaptive);
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         const struct smx_class_policy *k = &p->cls[cls];
         const char *name = smx_locality_class_name(cls);
@@ -199,12 +201,27 @@ void mca_btl_smx_policy_publish(void)
     c->policy_text = text;
 }
 
-static uint64_t smx_now_ns(void)
+void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_copy how,
+                               uint64_t bytes, uint64_t ns)
 {
-    struct timespec t;
+    const struct smx_adapt_range *k;
+    int r;
 
-    (void) clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+    if (!mca_btl_smx_policy.adaptive || !smx_adapt_measured(&ep->adapt, size, how, bytes, ns)) {
+        return;
+    }
+    mca_btl_smx_count(&mca_btl_smx_component.stats.copy_switches);
+    r = smx_adapt_range_of(size);
+    k = &ep->adapt.range[r];
+    opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
+                        "btl:smx: %s: gets of %zu KiB%s from %s by %s copy now (measured %u ns "
+                        "per KiB by single copy, %u by double copy)",
+                        OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                        ((size_t) 1 << (SMX_ADAPT_MIN_SHIFT + r)) / 1024,
+                        r == SMX_ADAPT_RANGES - 1 ? " and more" : " up to twice that",
+                        NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer",
+                        SMX_COPY_SINGLE == k->pick ? "single" : "double",
+                        k->cost[SMX_COPY_SINGLE], k->cost[SMX_COPY_DOUBLE]);
 }
 
 /* Copy 4 MiB of my own memory through the smsc component (an endpoint to myself) and
@@ -236,14 +253,14 @@ double mca_btl_smx_measure_single_copy_cost(void)
         }
     }
     for (int i = 0; i < 5; ++i) {
-        uint64_t t0 = smx_now_ns(), t1, t2;
+        uint64_t t0 = mca_btl_smx_now_ns(), t1, t2;
 
         memcpy(buf + size, buf, size);
-        t1 = smx_now_ns();
+        t1 = mca_btl_smx_now_ns();
         if (OPAL_SUCCESS != MCA_SMSC_CALL(copy_from, self, buf + size, buf, size, reg)) {
             goto out;
         }
-        t2 = smx_now_ns();
+        t2 = mca_btl_smx_now_ns();
         best_memcpy = t1 - t0 < best_memcpy ? t1 - t0 : best_memcpy;
         best_single = t2 - t1 < best_single ? t2 - t1 : best_single;
     }

@@ -4,13 +4,16 @@
  *
  * Built once per process, at the first add_procs, from the parameters, the number of
  * processes on the node, the hardware threads and what a single copy costs here
- * (measured once per node, btl_smx_policy.c). Afterwards only the node's load counter,
- * read at each decision, changes an answer. README.md has the same rules as a table.
+ * (measured once per node, btl_smx_policy.c). Afterwards the node's load counter, read
+ * at each decision, and what each peer's gets were measured to cost (btl_smx_adapt.h)
+ * change an answer. README.md has the same rules as a table.
  */
 #ifndef MCA_BTL_SMX_POLICY_H
 #define MCA_BTL_SMX_POLICY_H
 
 #include "btl_smx.h"
+
+#include <time.h>
 
 BEGIN_C_DECLS
 
@@ -29,6 +32,7 @@ struct smx_policy {
     bool busy_always;       /* more processes than btl_smx_busy_ranks: busy from the start */
     int busy_transfers;     /* busy while more large transfers are in flight; < 0: never */
     bool push;              /* serve an exchange's double-copy get by one copy into the peer */
+    bool adaptive;          /* each peer's gets by the copy measured faster (btl_smx_adapt.h) */
     /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;
@@ -59,17 +63,27 @@ static inline bool mca_btl_smx_node_busy(const struct smx_policy *p)
                && __atomic_load_n(counter, __ATOMIC_RELAXED) > (uint32_t) p->busy_transfers);
 }
 
+static inline uint64_t mca_btl_smx_now_ns(void)
+{
+    struct timespec t;
+
+    (void) clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
 /*
  * The one decision between single and double copy, for this peer, this size, now.
  * serving: this process is asked for the data (it may push it by one copy into the
- * peer, an exchange); otherwise it pulls the data (btl_get).
+ * peer, an exchange); otherwise it pulls the data (btl_get): the rules above say where a
+ * peer starts, and its measured gets where it goes from there.
  */
-static inline bool mca_btl_smx_single_copy(const mca_btl_smx_endpoint_t *ep, size_t size,
+static inline bool mca_btl_smx_single_copy(mca_btl_smx_endpoint_t *ep, size_t size,
                                            bool serving)
 {
     const struct smx_policy *p = &mca_btl_smx_policy;
     const struct smx_class_policy *k = &p->cls[ep->cls];
     size_t min;
+    bool single;
 
     if (NULL == ep->smsc_endpoint) {
         return false;
@@ -78,14 +92,24 @@ static inline bool mca_btl_smx_single_copy(const mca_btl_smx_endpoint_t *ep, siz
         return p->push && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0;
     }
     if (p->every_get_single || (0 != size && size <= p->window_max)) {
-        return true;
+        single = true;
+    } else {
+        min = k->single_copy_min;
+        if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
+            min = k->single_copy_min_busy;
+        }
+        single = 0 != min && size >= min;
     }
-    min = k->single_copy_min;
-    if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
-        min = k->single_copy_min_busy;
+    if (!p->adaptive) {
+        return single;
     }
-    return 0 != min && size >= min;
+    return SMX_COPY_SINGLE == smx_adapt_choose(&ep->adapt, size,
+                                               single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
 }
+
+/* Gets from this peer completed: 'how' moved 'bytes' in 'ns' (the range of 'size'). */
+void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_copy how,
+                               uint64_t bytes, uint64_t ns);
 
 END_C_DECLS
 
