@@ -466,11 +466,14 @@ read -r narrow_judged < <(window_judged 1)
 		"'$dflt_judged' (want 2 0 N), limit 1000 '$wide_judged' (want 2 0 2), limit 0.01" \
 		"'$narrow_judged' (want 2 0 0)"
 
-# 11. a new pair ring's pages are all written when it is made (tmpfs gives a page at its
-#     first write; a fault in the middle of later traffic costs whoever meets it): after
-#     64 small messages, which keep to a ring's first 32 KiB, the sender has its whole
-#     ring in memory: at least 512 KiB by default, 4 MiB with rings of 4 MiB; less than
-#     512 KiB where it makes no ring (what the rest of its segment takes by then)
+# 11. a new pair ring's pages are all written when it is made, and a segment's chunk area
+#     when the segment is (tmpfs gives a page at its first write; a fault in the middle
+#     of later traffic costs whoever meets it, and makes its first transfers look dear
+#     to the adaptive copy): after 64 small messages, which keep to a ring's first 32
+#     KiB, the sender has its whole ring in memory: at least 512 KiB more than where it
+#     makes no ring by default, 4 MiB more with rings of 4 MiB; and where it makes no
+#     ring, at least its whole chunk area (btl_smx_budget_kb 4096 here: 4 MiB) but not
+#     512 KiB more (no ring area written)
 ring_rss() { # ring_rss MCA-ARGS...: rank 0's resident kB of its own segment, or "failed"
 	local out
 	out=$("${launch[@]}" $(smx_config_args smx-cma) "$@" "$build/tests/smx/ringpages" 2>&1 |
@@ -478,15 +481,19 @@ ring_rss() { # ring_rss MCA-ARGS...: rank 0's resident kB of its own segment, or
 	grep -q "^ringpages: PASS" <<<"$out" || { echo failed; return; }
 	sed -n 's/^ringpages: rank 0: segment resident \([0-9]*\) kB$/\1/p' <<<"$out"
 }
-rss_auto=$(ring_rss)
-rss_4m=$(ring_rss --mca btl_smx_pair_ring_size 4194304)
-rss_none=$(ring_rss --mca btl_smx_pair_ring_after 1000000)
-[ "${rss_auto:-0}" -ge 512 ] 2>/dev/null && [ "${rss_4m:-0}" -ge 4096 ] 2>/dev/null &&
-	[ "${rss_none:-99999}" -lt 512 ] 2>/dev/null &&
-	echo "ok: a new ring's pages are in memory at once: ${rss_auto} kB resident with a" \
-		"512 KiB ring, ${rss_4m} kB with 4 MiB, ${rss_none} kB without a ring" ||
-	fail "ring pages (rank 0's segment, kB resident): '$rss_auto' with a 512 KiB ring" \
-		"(want >= 512), '$rss_4m' with 4 MiB (want >= 4096), '$rss_none' without (want < 512)"
+area=(--mca btl_smx_budget_kb 4096)
+rss_auto=$(ring_rss "${area[@]}")
+rss_4m=$(ring_rss "${area[@]}" --mca btl_smx_pair_ring_size 4194304)
+rss_none=$(ring_rss "${area[@]}" --mca btl_smx_pair_ring_after 1000000)
+[ "${rss_none:-0}" -ge 4096 ] 2>/dev/null && [ "$rss_none" -lt $((4096 + 512)) ] &&
+	[ "${rss_auto:-0}" -ge $((rss_none + 512)) ] 2>/dev/null &&
+	[ "${rss_4m:-0}" -ge $((rss_none + 4096)) ] 2>/dev/null &&
+	echo "ok: a segment's chunk area and a new ring's pages are in memory at once: ${rss_none}" \
+		"kB resident without a ring (a 4 MiB area), ${rss_auto} kB with a 512 KiB ring," \
+		"${rss_4m} kB with 4 MiB" ||
+	fail "area and ring pages (rank 0's segment, kB resident): '$rss_none' without a ring" \
+		"(want 4096 to 4607), '$rss_auto' with a 512 KiB ring (want 512 more), '$rss_4m'" \
+		"with 4 MiB (want 4096 more)"
 # 12. adaptive copy: a sender that computes outside MPI while its rendezvous waits
 #     (latesender: 20 sends of 1 MiB, 5 ms of computing each) cannot serve a double copy;
 #     the receiver, measuring that, pulls from it by single copy: most of its gets, after

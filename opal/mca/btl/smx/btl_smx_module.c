@@ -88,6 +88,37 @@ static uint32_t smx_queue_entries_for(int num_local)
     return n;
 }
 
+/*
+ * Map every page of [addr, addr + len) now, writable or for reading: a chunk area's pages
+ * would otherwise fault one by one in the middle of the first transfers through them
+ * (tmpfs allocates a page at its first write, and each process maps it at its first
+ * touch), and those first transfers would look dearer than they are to the adaptive copy
+ * (btl_smx_adapt.h). Kernels before 5.14 have no MADV_POPULATE_*: each page is touched.
+ */
+static void smx_prefault(void *addr, size_t len, bool write)
+{
+    const uintptr_t page = (uintptr_t) opal_getpagesize();
+    uintptr_t first = ((uintptr_t) addr + page - 1) & ~(page - 1);
+    const uintptr_t end = ((uintptr_t) addr + len) & ~(page - 1);
+
+    if (end <= first) {
+        return;
+    }
+#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
+    if (0 == madvise((void *) first, end - first, write ? MADV_POPULATE_WRITE
+                                                        : MADV_POPULATE_READ)) {
+        return;
+    }
+#endif
+    for (; first < end; first += page) {
+        if (write) {
+            *(volatile char *) first = 0;
+        } else {
+            (void) *(volatile char *) first;
+        }
+    }
+}
+
 /* Bytes before the area: the header and the queue, in whole pages. */
 static uint64_t smx_area_offset(int num_local)
 {
@@ -199,6 +230,7 @@ int mca_btl_smx_segment_create(void)
     h->area_offset = area_offset;
     h->rings_offset = area_offset + c->area_max;
     h->size = c->segment_size;
+    smx_prefault((char *) c->segment + area_offset, c->area_max, true);
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
     /* Until local rank 0 is attached, count my own transfers in my own header. */
     c->transfers_in_flight = &h->transfers_in_flight;
@@ -416,6 +448,9 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     ep->cls = smx_module_class(smx_peer_class(cpuset));
     ep->module = c->modules[ep->cls];
     free(blob);
+    /* the pieces of its double copies come from its chunk area */
+    smx_prefault((char *) ep->peer_segment + h->area_offset, h->rings_offset - h->area_offset,
+                 false);
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
