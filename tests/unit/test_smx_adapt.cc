@@ -134,7 +134,7 @@ TEST_F(Adapt, BusyPeerMovesToSingleCopyAndBackWhenItRecovers)
 }
 
 // The other method measured dear long ago (a bad moment) does not keep a peer that slows
-// down on the method in use: that one becoming half as dear again has the other tried
+// down on the method in use: that one becoming twice as dear as usual has the other tried
 // again at once.
 TEST_F(Adapt, SlowingDownTriesTheOtherAgainWhateverItCostLastTime)
 {
@@ -169,6 +169,18 @@ TEST_F(Adapt, FirstGetOfAMethodIsNotCounted)
     });
     EXPECT_EQ(SMX_COPY_DOUBLE, in_use());
     EXPECT_LE(a.range[smx_adapt_range_of(kSize)].cost[SMX_COPY_DOUBLE], 45u);
+}
+
+// Off-cache costs scatter from transfer to transfer; that alone does not have the other
+// method tried more than the hundredth of the time the rule allows.
+TEST_F(Adapt, ScatteredCostsDoNotMultiplyTries)
+{
+    const int single = run(20000, [](enum smx_copy how, int i) -> uint32_t {
+        const uint32_t noise = ((uint32_t) i * 2654435761u) >> 26; // 0-63, scattered
+        return SMX_COPY_SINGLE == how ? 130 : 50 + noise;
+    });
+    EXPECT_EQ(SMX_COPY_DOUBLE, in_use());
+    EXPECT_LE(single, 20000 / 50); // at most 2% of the gets: tries lose about 50 against 80
 }
 
 // Both close together (within an eighth, each going up and down): the range does not flap

@@ -96,10 +96,13 @@ bool smx_adapt_measured(struct smx_adapt *a, size_t size, enum smx_copy how, uin
         k->to_try = gets < SMX_ADAPT_TRY_SOON ? SMX_ADAPT_TRY_SOON
                     : gets > SMX_ADAPT_TRY_LATE ? SMX_ADAPT_TRY_LATE : (uint16_t) gets;
     } else {
-        if (0 == k->usual || cost < k->usual) {
-            k->usual = (uint32_t) cost;
-        } else if (2 * cost > 3 * (uint64_t) k->usual) {
-            k->usual = (uint32_t) cost; /* half as dear again: see what the other costs now */
+        /* 'usual': the least average lately (it creeps up by 1/64 a get, so that one lucky
+         * stretch does not make the ordinary look slow) */
+        const uint64_t usual = (uint64_t) k->usual + k->usual / 64 + 1;
+        if (0 == k->usual || cost < usual) {
+            k->usual = (uint32_t) (cost < usual ? cost : usual);
+        } else if (cost > 2 * usual) {
+            k->usual = (uint32_t) cost; /* twice as dear: see what the other costs now */
             k->to_try = 0;
         }
     }

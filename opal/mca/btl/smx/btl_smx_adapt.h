@@ -8,8 +8,8 @@
  * virtual CPUs moved by the host. A double copy needs both processes running in step, a
  * single copy only the one pulling, so the two react very differently (README, "How
  * btl/smx decides"). Each get is timed. The method not in use is tried once the one in
- * use is measured, again at once when the one in use becomes half as dear again as it
- * was, and otherwise after as many gets as keep the tries to about a hundredth of the
+ * use is measured, again at once when the one in use becomes twice as dear as it
+ * usually is, and otherwise after as many gets as keep the tries to about a hundredth of the
  * time (what a try loses, as last measured, against a get of the one in use). A peer that slows
  * down is left within a few gets. The first get of each method in a range is not
  * counted: it pays for what is touched for the first time (pages, a registration).
@@ -43,8 +43,8 @@ enum smx_copy { SMX_COPY_DOUBLE = 0, SMX_COPY_SINGLE = 1, SMX_COPY_UNSET = 2 };
 struct smx_adapt_range {
     uint32_t cost[2]; /* ns per KiB of each method as last measured (the one in use: a
                          running average); 0: not measured */
-    uint32_t usual;   /* the least average of the one in use since it was taken (or since
-                         it last became dearer) */
+    uint32_t usual;   /* the least average of the one in use lately (since it was taken,
+                         or last became dearer) */
     uint16_t to_try;  /* gets of the range before the other method is tried again */
     uint8_t pick;     /* enum smx_copy in use for these sizes */
     uint8_t warm;     /* bit (1 << method): its first get here is behind it */
