@@ -495,23 +495,30 @@ rss_none=$(ring_rss "${area[@]}" --mca btl_smx_pair_ring_after 1000000)
 		"(want 4096 to 4607), '$rss_auto' with a 512 KiB ring (want 512 more), '$rss_4m'" \
 		"with 4 MiB (want 4096 more)"
 # 12. adaptive copy: a sender that computes outside MPI while its rendezvous waits
-#     (latesender: 20 sends of 1 MiB, 5 ms of computing each) cannot serve a double copy;
+#     (latesender: 20 sends of 64 KiB, 5 ms of computing each) cannot serve a double copy;
 #     the receiver, measuring that, pulls from it by single copy: most of its gets, after
-#     one change of method. With btl_smx_adaptive_copy 0 the class's threshold (never, for
-#     the pair of cores here) holds: every get by double copy. Bytes checked either way.
-late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES" of rank 0, or "failed"
+#     one change of method; and its own 16 KiB message to that peer, below the eager
+#     limit, goes by a get (single copy far cheaper on gets of up to 256 KiB shortens
+#     the class's eager limit to 4 KiB). With btl_smx_adaptive_copy 0 the class's
+#     threshold (never, for the pair of cores here) holds: every get by double copy, the
+#     16 KiB message eager. Bytes checked either way.
+late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES REPLY-GETS", or "failed"
 	local out
 	out=$("${launch[@]}" $(smx_config_args smx-cma) "$@" "$build/tests/smx/latesender" 20 \
-		1048576 5000 2>&1 | tr -d '\000')
+		65536 5000 2>&1 | tr -d '\000')
 	grep -q "^latesender: PASS" <<<"$out" || { echo failed; return; }
-	sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out"
+	echo "$(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out")" \
+		"$(sed -n 's/^latesender: rank 1: 16 KiB reply by \([0-9-]*\) gets$/\1/p' <<<"$out")"
 }
-read -r a_single a_double a_changes < <(late)
-read -r f_single f_double f_changes < <(late --mca btl_smx_adaptive_copy 0)
+read -r a_single a_double a_changes a_reply < <(late)
+read -r f_single f_double f_changes f_reply < <(late --mca btl_smx_adaptive_copy 0)
 [ "${a_single:-0}" -ge 15 ] 2>/dev/null && [ "${a_changes:-0}" -ge 1 ] 2>/dev/null &&
-	[ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] && [ "${f_changes:-1}" = 0 ] &&
+	[ "${a_reply:-0}" = 1 ] && [ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] &&
+	[ "${f_changes:-1}" = 0 ] && [ "${f_reply:-1}" = 0 ] &&
 	echo "ok: gets from a sender away computing go by single copy as measured ($a_single" \
-		"of 20, $a_changes change), by double copy with adaptive copy off (20 of 20)" ||
-	fail "adaptive copy (single double changes): '$a_single $a_double $a_changes' (want" \
-		">= 15 single, >= 1 change); off: '$f_single $f_double $f_changes' (want 0 20 0)"
+		"of 20, $a_changes change), and 16 KiB to it by a get; with adaptive copy off, by" \
+		"double copy (20 of 20) and eagerly" ||
+	fail "adaptive copy (single double changes reply-gets): '$a_single $a_double $a_changes" \
+		"$a_reply' (want >= 15 single, >= 1 change, 1 get); off: '$f_single $f_double" \
+		"$f_changes $f_reply' (want 0 20 0 0)"
 exit $status

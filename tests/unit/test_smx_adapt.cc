@@ -196,6 +196,19 @@ TEST_F(Adapt, CloseCostsDoNotFlap)
     EXPECT_LE(single, 2 + 10000 / SMX_ADAPT_TRY_SOON + 1); // tried, never taken
 }
 
+// "Single copy far cheaper": in use, and measured at most half as dear as double copy.
+TEST_F(Adapt, SingleFarCheaperOnlyAtHalfTheCostOrLess)
+{
+    EXPECT_FALSE(smx_adapt_single_far_cheaper(&a, kSize)); // nothing measured
+    run(100, fixed(100, 60));
+    ASSERT_EQ(SMX_COPY_SINGLE, in_use());
+    EXPECT_FALSE(smx_adapt_single_far_cheaper(&a, kSize)); // cheaper, not by half
+    run(100, fixed(130, 60));
+    EXPECT_TRUE(smx_adapt_single_far_cheaper(&a, kSize));
+    EXPECT_FALSE(smx_adapt_single_far_cheaper(&a, 2 * kSize)); // another range
+    EXPECT_FALSE(smx_adapt_single_far_cheaper(&a, 100));       // below every range
+}
+
 // Ranges are independent: small gets may go one way, large ones the other.
 TEST_F(Adapt, RangesDecideApart)
 {

@@ -56,7 +56,8 @@ struct smx_record;
 /* One module per locality class. */
 struct mca_btl_smx_module_t {
     mca_btl_base_module_t super;
-    int cls; /* enum smx_locality_class */
+    int cls;         /* enum smx_locality_class */
+    int short_peers; /* its peers with ep->short_eager (component lock) */
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
@@ -91,6 +92,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
     size_t pull_size;      /* the size of the get that opened that period */
     struct smx_adapt adapt; /* single or double copy for its gets, as measured */
+    bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_base_verbose trace */
 };

@@ -49,6 +49,15 @@ enum smx_copy smx_adapt_choose(struct smx_adapt *a, size_t size, enum smx_copy p
     return (enum smx_copy) (1 - k->pick);
 }
 
+bool smx_adapt_single_far_cheaper(const struct smx_adapt *a, size_t size)
+{
+    const int r = smx_adapt_range_of(size);
+    const struct smx_adapt_range *k = &a->range[r < 0 ? 0 : r];
+
+    return r >= 0 && SMX_COPY_SINGLE == k->pick && 0 != k->cost[SMX_COPY_SINGLE]
+           && k->cost[SMX_COPY_DOUBLE] >= 2 * (uint64_t) k->cost[SMX_COPY_SINGLE];
+}
+
 bool smx_adapt_measured(struct smx_adapt *a, size_t size, enum smx_copy how, uint64_t bytes,
                         uint64_t ns)
 {

@@ -59,6 +59,10 @@ void smx_adapt_init(struct smx_adapt *a);
 int smx_adapt_range_of(size_t size);
 /* The method for a get of 'size' bytes; 'prior' is what the thresholds say. */
 enum smx_copy smx_adapt_choose(struct smx_adapt *a, size_t size, enum smx_copy prior);
+/* Does the range of 'size' go by single copy, measured at most half as dear as double
+ * copy? (Then a pair's double copies fare so badly that its messages just above the
+ * eager limit would go better by single copy too: btl_smx_policy.c.) */
+bool smx_adapt_single_far_cheaper(const struct smx_adapt *a, size_t size);
 /* 'how' moved 'bytes' (of transfers in the range of 'size') in 'ns'. Returns true when
  * the method in use for that range changed. */
 bool smx_adapt_measured(struct smx_adapt *a, size_t size, enum smx_copy how, uint64_t bytes,

@@ -37,6 +37,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->pull_since = ep->pull_bytes = 0;
     ep->pull_size = 0;
     smx_adapt_init(&ep->adapt);
+    ep->short_eager = false;
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;

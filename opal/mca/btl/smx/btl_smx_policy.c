@@ -132,15 +132,20 @@ void mca_btl_smx_policy_build(double cost, const char *origin)
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
 {
     const struct smx_class_policy *k = &mca_btl_smx_policy.cls[module->cls];
+    size_t eager = k->eager_limit, rndv_eager = k->rndv_eager_limit;
 
+    if (module->short_peers > 0) {
+        eager = eager < SMX_SHORT_EAGER ? eager : SMX_SHORT_EAGER;
+        rndv_eager = eager;
+    }
     /* ob1 reads these at each send (pml_ob1_sendreq.h); the RDMA pipeline is off, its
      * lengths follow the eager limit. The single-copy threshold is no ob1 notion: ob1
      * hands every contiguous message above the eager limit to btl_get, which asks
      * mca_btl_smx_single_copy(). */
-    module->super.btl_eager_limit = k->eager_limit;
-    module->super.btl_rdma_pipeline_send_length = k->eager_limit;
-    module->super.btl_rdma_pipeline_frag_size = k->eager_limit;
-    module->super.btl_rndv_eager_limit = k->rndv_eager_limit;
+    module->super.btl_eager_limit = eager;
+    module->super.btl_rdma_pipeline_send_length = eager;
+    module->super.btl_rdma_pipeline_frag_size = eager;
+    module->super.btl_rndv_eager_limit = rndv_eager;
 }
 
 /*
@@ -201,15 +206,47 @@ void mca_btl_smx_policy_publish(void)
     c->policy_text = text;
 }
 
+/* A pair whose single copies cost at most half its double copies (measured on gets up
+ * to SMX_SHORT_EAGER_UPTO) would send messages above SMX_SHORT_EAGER better by get too:
+ * its class's module shortens its eager limit while any of its peers is so. */
+static void smx_short_eager(mca_btl_smx_endpoint_t *ep, size_t size)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    bool want;
+
+    if (size > SMX_SHORT_EAGER_UPTO || NULL == ep->module) {
+        return;
+    }
+    want = smx_adapt_single_far_cheaper(&ep->adapt, size);
+    if (want == ep->short_eager) {
+        return;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    ep->short_eager = want;
+    ep->module->short_peers += want ? 1 : -1;
+    mca_btl_smx_policy_apply(ep->module);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
+                        "btl:smx: %s: eager limit of class %s %zu (%d peers with single copy "
+                        "far cheaper)", OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                        smx_locality_class_name(ep->module->cls),
+                        ep->module->super.btl_eager_limit, ep->module->short_peers);
+}
+
 void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_copy how,
                                uint64_t bytes, uint64_t ns)
 {
     const struct smx_adapt_range *k;
     int r;
 
-    if (!mca_btl_smx_policy.adaptive || !smx_adapt_measured(&ep->adapt, size, how, bytes, ns)) {
+    if (!mca_btl_smx_policy.adaptive) {
         return;
     }
+    if (!smx_adapt_measured(&ep->adapt, size, how, bytes, ns)) {
+        smx_short_eager(ep, size);
+        return;
+    }
+    smx_short_eager(ep, size);
     mca_btl_smx_count(&mca_btl_smx_component.stats.copy_switches);
     r = smx_adapt_range_of(size);
     k = &ep->adapt.range[r];

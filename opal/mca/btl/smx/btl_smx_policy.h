@@ -48,7 +48,8 @@ bool mca_btl_smx_policy_needs_cost(void);
 double mca_btl_smx_measure_single_copy_cost(void);
 /* Build the policy once (cost: the node's measurement, or NAN if there is none). */
 void mca_btl_smx_policy_build(double cost, const char *origin);
-/* Give a module the limits of its class: the one place a module's limits are set. */
+/* Give a module the limits of its class (shorter while a peer's measurements say so:
+ * mca_btl_smx_copy_measured): the one place a module's limits are set. */
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);
 /* Publish the policy and the class of every attached peer in btl_smx_policy (and print
  * it at btl_base_verbose info when it changed). */
@@ -107,6 +108,12 @@ static inline bool mca_btl_smx_single_copy(mca_btl_smx_endpoint_t *ep, size_t si
                                                single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
 }
 
+/* Messages above this many bytes go to btl_get, not eagerly, while single copy from a
+ * peer of the module's class is measured at most half as dear as double copy up to
+ * SMX_SHORT_EAGER_UPTO bytes (as btl/sm's default eager limit: smaller messages gain
+ * nothing from a single copy). */
+#define SMX_SHORT_EAGER 4096
+#define SMX_SHORT_EAGER_UPTO (256 * 1024)
 /* Gets from this peer completed: 'how' moved 'bytes' in 'ns' (the range of 'size'). */
 void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_copy how,
                                uint64_t bytes, uint64_t ns);
