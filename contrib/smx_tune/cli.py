@@ -425,9 +425,11 @@ def sweep(a):
             "--mca", "btl", "smx,self",
             # a lone pair: the load signal must not switch protocols under the sweep, nor
             # the single-copy window (it would single-copy up to 64 KiB and lower the
-            # eager limit wherever a copy measures cheap)
+            # eager limit wherever a copy measures cheap), nor the adaptive copy (it
+            # would try the other protocol now and then: the sweep measures each alone)
             "--mca", "btl_smx_busy_transfers", "never",
-            "--mca", "btl_smx_single_copy_window_max", "off"]
+            "--mca", "btl_smx_single_copy_window_max", "off",
+            "--mca", "btl_smx_adaptive_copy", "0"]
         if proto == analysis.DOUBLE:
             return args + ["--mca", "btl_smx_single_copy_min_" + cls, "0"]
         return args + ["--mca", "smsc", proto, "--mca", "btl_smx_single_copy_min_" + cls, "1"]

@@ -6,6 +6,7 @@ import importlib.machinery
 import importlib.util
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,19 @@ class Summarize(unittest.TestCase):
     def test_no_ratio_without_a_baseline_measurement(self):
         rows = rb.summarize([run("b", 64, 1.0)], ["a", "b"], "a")
         self.assertEqual({}, rows[0][2])
+
+
+class SplitByState(unittest.TestCase):
+    def test_each_job_goes_by_its_own_zero_byte_time(self):
+        def job(label, rep, zero, big):
+            return [dict(run(label, 0, zero), rep=rep), dict(run(label, 4096, big), rep=rep)]
+        runs = job("a", 0, 0.12, 1.0) + job("a", 1, 0.35, 9.0) + job("b", 0, 0.34, 8.0) + \
+            job("b", 1, 0.25, 7.0) + [dict(run("c", 4096, 5.0), rep=0)]
+        quiet, slow = rb.split_by_state(runs, 0.25)
+        self.assertEqual({("a", 0)}, {(r["label"], r["rep"]) for r in quiet})
+        self.assertEqual({("a", 1), ("b", 0), ("b", 1)}, {(r["label"], r["rep"]) for r in slow})
+        self.assertEqual(2, len(quiet))  # its 0-byte row with the rest; c has none: neither
+        self.assertEqual(6, len(slow))
 
 
 HEADER = "# smx_bench mode=pingpong\nmode,bytes,iters,usec,mbps\n"
@@ -131,10 +145,15 @@ class RunJob(unittest.TestCase):
 
 
 class JobCommand(unittest.TestCase):
-    def args(self, np, order="sequential"):
+    def args(self, np, order="sequential", target_mb=None):
         return rb.argparse.Namespace(mpirun="mpirun", np=np, bind="core", bench="smx_bench",
                                      mode="pingpong", sizes="0", off_cache=64, samples=3,
-                                     order=order)
+                                     order=order, target_mb=target_mb)
+
+    def test_the_target_is_passed_only_when_given(self):
+        self.assertNotIn("--target-mb", rb.job_command(self.args(2), "a", "", {}, {}, 2))
+        cmd = rb.job_command(self.args(2, target_mb=1024), "a", "", {}, {}, 2)
+        self.assertEqual("1024", cmd[cmd.index("--target-mb") + 1])
 
     def test_the_order_is_passed_only_when_it_is_not_the_default(self):
         cmd = rb.job_command(self.args(2), "a", "", {}, {}, 2)
@@ -197,6 +216,15 @@ class Main(unittest.TestCase):
         self.assertIn("[fake] " + SHM_WARNING, err)
         self.assertRegex(out, r"(?m)^\s+4K\s+2\.00\s")
 
+    def test_slow_jobs_are_summarized_apart(self):
+        code, out, err = self.fake("print(%r)" % (HEADER + "pingpong,0,10,0.4,0.0\n"
+                                                  "pingpong,4096,10,9.0,455.1"),
+                                   "--slow-state-us", "0.25")
+        self.assertEqual(0, code, err)
+        self.assertIn("quiet jobs only (0 B below 0.25 us): median of fake 0", out)
+        self.assertIn("slow jobs only (0 B at or above 0.25 us): median of fake 1", out)
+        self.assertEqual(2, len(re.findall(r"(?m)^\s+4K\s+9\.00\s", out)))  # all, slow
+
     def test_output_that_is_not_the_csv_names_the_configuration(self):
         code, _, err = self.fake("print(%r)" % (HEADER + "bw,0,10,1.0,0.0"))
         self.assertIn("configuration 'fake': its output is not smx_bench's CSV", str(code))
@@ -216,7 +244,13 @@ class Main(unittest.TestCase):
                  (("--np", "1"), "--np must be 2 to 4096, got 1"),
                  (("--off-cache", "-1"), "--off-cache must be 0 to 65536, got -1"),
                  (("--off-cache", "70000"), "--off-cache must be 0 to 65536, got 70000"),
-                 (("--order", "shuffled"), "argument --order: invalid choice: 'shuffled'")]
+                 (("--order", "shuffled"), "argument --order: invalid choice: 'shuffled'"),
+                 (("--target-mb", "0"), "--target-mb must be 1 to 65536, got 0"),
+                 (("--busy-cpu", "4096"), "--busy-cpu 4096 is not a CPU this process may use"),
+                 (("--slow-state-us", "0.3", "--sizes", "4K"),
+                  "--slow-state-us wants a time above 0 and 0 among --sizes"),
+                 (("--slow-state-us", "0", "--sizes", "0,4K"),
+                  "--slow-state-us wants a time above 0 and 0 among --sizes")]
         for extra, message in cases:
             code, _, err = self.main("--config", "x=", "--bench", self.bench, *extra)
             self.assertEqual(2, code, extra)
