@@ -18,6 +18,7 @@
 #include "btl_smx_fifo.h"
 #include "btl_smx_policy.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -130,6 +131,33 @@ static uint64_t smx_area_offset(int num_local)
     return (bytes + page - 1) / page * page;
 }
 
+/* Bytes the segments of my job's processes made before mine hold in the backing
+ * directory: each reserves its first part when it is made, and the free space I size
+ * mine by must be what every process of the job saw before any did (the same sizes for
+ * all). Their files are all still there: the last peer to map one unlinks it, after
+ * every process has made its own. */
+static uint64_t smx_job_reserved(const char *dir)
+{
+    char prefix[64];
+    uint64_t bytes = 0;
+    struct dirent *e;
+    struct stat st;
+    DIR *d = opendir(dir);
+
+    if (NULL == d) {
+        return 0;
+    }
+    snprintf(prefix, sizeof(prefix), "smx.%x.", (unsigned) OPAL_PROC_MY_NAME.jobid);
+    while (NULL != (e = readdir(d))) {
+        if (0 == strncmp(e->d_name, prefix, strlen(prefix))
+            && 0 == fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+            bytes += (uint64_t) st.st_blocks * 512u;
+        }
+    }
+    closedir(d);
+    return bytes;
+}
+
 /*
  * My segment: a file in the backing directory named after the job id, my rank and my
  * pid (concurrent jobs never collide). The peer that maps it last unlinks it
@@ -147,7 +175,8 @@ int mca_btl_smx_segment_create(void)
     c->local_rank = opal_process_info.my_local_rank;
     c->num_local = (int) opal_process_info.num_local_peers + 1;
     if (0 == statvfs(c->backing_directory, &vfs)) {
-        have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize;
+        have = (uint64_t) vfs.f_bavail * (uint64_t) vfs.f_frsize
+               + smx_job_reserved(c->backing_directory);
     }
     area_offset = smx_area_offset(c->num_local);
     /* The chunk area ('auto'): 16 MiB shared by the node's processes, at least what five
@@ -221,6 +250,23 @@ int mca_btl_smx_segment_create(void)
                             "btl:smx: cannot create a segment of %zu bytes as %s",
                             c->segment_size, name);
         free(name);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    /* The header, the queue and the chunk area (written whole below, smx_prefault) take
+     * their blocks from the file system now, so that a full one is an error here, never a
+     * SIGBUS later; a pair ring takes its own when it is made (btl_smx_send.c). */
+    rc = c->segment_fd < 0 ? EBADF
+                           : posix_fallocate(c->segment_fd, 0, (off_t) (area_offset + c->area_max));
+    if (0 != rc) {
+        char mib_area[32], mib_have[32];
+        snprintf(mib_area, sizeof(mib_area), "%.1f",
+                 (double) (area_offset + c->area_max) / 1048576.0);
+        snprintf(mib_have, sizeof(mib_have), "%.1f",
+                 UINT64_MAX == have ? -1.0 : (double) have / 1048576.0);
+        opal_show_help("help-btl-smx.txt", "no-shm-reserve", true, mib_area,
+                       c->backing_directory, opal_process_info.nodename, strerror(rc), mib_have);
+        free(name);
+        mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     free(name);

@@ -18,9 +18,13 @@
  */
 #include "opal_config.h"
 
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -380,6 +384,19 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     if (NULL == ring) {
         smx_chunk_unget(p.slot);
         c->pair_rings = c->pair_rings_max; /* (cannot happen: room for the most is made) */
+        return;
+    }
+    /* Its pages are written below: taken from the file system first, so that a full one
+     * (a small /dev/shm) means no ring, never a SIGBUS. No more rings are tried then. */
+    if (c->segment_fd < 0
+        || 0 != posix_fallocate(c->segment_fd, (off_t) offset,
+                                (off_t) (sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE))) {
+        smx_chunk_unget(p.slot);
+        c->pair_rings = c->pair_rings_max;
+        opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
+                            "btl:smx: %s: no room in %s for a pair ring of %u KiB; its peers "
+                            "are written to through their queues", OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                            c->backing_directory, lines * SMX_CACHE_LINE / 1024);
         return;
     }
     ring->lines = lines;
