@@ -13,8 +13,10 @@ build=${SMX_BUILD:-$top/build}
 "$top/tests/mpi/run-suite" --build-only
 status=0
 fail() { echo "FAIL: $*"; status=1; }
-unshare -m true 2>/dev/null ||
-	{ echo "FAIL: this test mounts a small tmpfs in a mount namespace: unshare -m needs root"; exit 1; }
+if ! unshare -m true 2>/dev/null; then
+	echo "FAIL: this test mounts a small tmpfs in a mount namespace: unshare -m needs root"
+	exit 1
+fi
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 
@@ -32,7 +34,8 @@ outcome() {
 		echo SIGNAL
 	elif [ $rc = 0 ] && grep -q "^$prog: PASS" "$log"; then
 		echo PASS
-	elif [ $rc != 0 ] && grep -Eq 'will not be used|not enough space|unable to reach each other' "$log"; then
+	elif [ $rc != 0 ] &&
+		grep -Eq 'will not be used|not enough space|unable to reach each other' "$log"; then
 		echo REFUSED
 	else
 		echo OTHER

@@ -8,10 +8,10 @@
  * virtual CPUs moved by the host. A double copy needs both processes running in step, a
  * single copy only the one pulling, so the two react very differently (README, "How
  * btl/smx decides"). Each get is timed. The method not in use is tried once the one in
- * use is measured, again at once when the one in use becomes twice as dear as it
- * usually is, and otherwise after as many gets as keep the tries to about a hundredth of the
- * time (what a try loses, as last measured, against a get of the one in use). A peer that slows
- * down is left within a few gets. The first get of each method in a range is not
+ * use is measured, again at once when the one in use becomes twice as dear as it usually
+ * is, and otherwise after as many gets as keep the tries to about a hundredth of the time
+ * (what a try loses, as last measured, against a get of the one in use). A peer that
+ * slows down is left within a few gets. The first get of each method in a range is not
  * counted: it pays for what is touched for the first time (pages, a registration).
  *
  * Depends on nothing but the C library so that the rule can be unit-tested on synthetic

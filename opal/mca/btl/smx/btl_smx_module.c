@@ -255,8 +255,10 @@ int mca_btl_smx_segment_create(void)
     /* The header, the queue and the chunk area (written whole below, smx_prefault) take
      * their blocks from the file system now, so that a full one is an error here, never a
      * SIGBUS later; a pair ring takes its own when it is made (btl_smx_send.c). */
-    rc = c->segment_fd < 0 ? EBADF
-                           : posix_fallocate(c->segment_fd, 0, (off_t) (area_offset + c->area_max));
+    rc = EBADF;
+    if (c->segment_fd >= 0) {
+        rc = posix_fallocate(c->segment_fd, 0, (off_t) (area_offset + c->area_max));
+    }
     if (0 != rc) {
         char mib_area[32], mib_have[32];
         snprintf(mib_area, sizeof(mib_area), "%.1f",

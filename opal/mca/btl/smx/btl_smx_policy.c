@@ -237,16 +237,17 @@ void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx
                                uint64_t bytes, uint64_t ns)
 {
     const struct smx_adapt_range *k;
+    bool changed;
     int r;
 
     if (!mca_btl_smx_policy.adaptive) {
         return;
     }
-    if (!smx_adapt_measured(&ep->adapt, size, how, bytes, ns)) {
-        smx_short_eager(ep, size);
+    changed = smx_adapt_measured(&ep->adapt, size, how, bytes, ns);
+    smx_short_eager(ep, size);
+    if (!changed) {
         return;
     }
-    smx_short_eager(ep, size);
     mca_btl_smx_count(&mca_btl_smx_component.stats.copy_switches);
     r = smx_adapt_range_of(size);
     k = &ep->adapt.range[r];

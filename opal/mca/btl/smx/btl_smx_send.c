@@ -395,8 +395,9 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
         c->pair_rings = c->pair_rings_max;
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                             "btl:smx: %s: no room in %s for a pair ring of %u KiB; its peers "
-                            "are written to through their queues", OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
-                            c->backing_directory, lines * SMX_CACHE_LINE / 1024);
+                            "are written to through their queues",
+                            OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->backing_directory,
+                            lines * SMX_CACHE_LINE / 1024);
         return;
     }
     ring->lines = lines;
