@@ -233,7 +233,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %d local processes, %s single copy, %d module%s, a budget of "
                         "%llu KiB for messages in flight, rings of %u KiB%s (segments of %.1f "
-                        "MiB, taken as written)",
+                        "MiB, rings reserved when made)",
                         c->num_local, NULL != mca_smsc ? "with" : "without", c->num_modules,
                         1 == c->num_modules ? "" : "s", (unsigned long long) (c->area_max >> 10),
                         c->ring_size >> 10, rest, (double) c->segment_size / 1048576.0);
