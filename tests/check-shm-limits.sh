@@ -4,13 +4,16 @@
 # every byte they receive (the MPI suite's p2p and unexpected, quick sizes). Each run on
 # btl/smx passes, or is refused at MPI_Init with btl/smx's message; none is killed by a
 # signal (btl/smx reserves every page before it writes it). Stock btl/sm runs beside it
-# in the same cells: btl/smx must pass wherever btl/sm passes.
+# in the same cells: btl/smx must pass wherever btl/sm passes. Last, 2 processes spawn 2
+# more in a small /dev/shm: the children's segments follow the same rules, and parents
+# and children exchange checked data through btl/smx (btl/sm cannot reach a spawned job).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${SMX_BUILD:-$top/build}
 . "$top/tests/configurations.sh"
 "$top/tests/mpi/run-suite" --build-only
+"$top/tests/mpi/run-suite" --build-only --only spawn
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 if ! unshare -m true 2>/dev/null; then
@@ -20,14 +23,15 @@ fi
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 
-# outcome MIB NP CONFIG PROGRAM: PASS, REFUSED (MPI_Init failed, saying why), SIGNAL (a
-# rank killed by SIGBUS or SIGSEGV), or OTHER; the log in $log
+# outcome MIB NP CONFIG PROGRAM [ARGS...]: PASS, REFUSED (MPI_Init failed, saying why),
+# SIGNAL (a rank killed by SIGBUS or SIGSEGV), or OTHER; the log in $log
 outcome() {
 	local mib=$1 np=$2 cfg=$3 prog=$4 rc=0
+	shift 4
 	# shellcheck disable=SC2046
 	unshare -m sh -c 'mount -t tmpfs -o size="$1"M tmpfs /dev/shm && shift && exec "$@"' sh \
-		"$mib" timeout 300 mpirun "${root[@]}" -np "$np" --oversubscribe --bind-to none \
-		-x SMX_TEST_QUICK=1 $(smx_config_args "$cfg") "$build/tests/mpi/$prog" \
+		"$mib" timeout -k 10 300 mpirun "${root[@]}" -np "$np" --oversubscribe --bind-to none \
+		-x SMX_TEST_QUICK=1 $(smx_config_args "$cfg") "$build/tests/mpi/$prog" "$@" \
 		>"$log.raw" 2>&1 || rc=$?
 	tr -d '\000' <"$log.raw" >"$log" # (the ranks' output may hold NULs)
 	if grep -Eq 'Bus error|Segmentation fault|exited on signal (7|11) ' "$log"; then
@@ -62,5 +66,14 @@ for cell in "2 2" "2 8" "8 8" "8 32" "16 16" "16 32" "64 32" "64 64"; do
 		fi
 		echo "ok: $line"
 	done
+done
+for mib in 4 64; do
+	smx=$(outcome "$mib" 2 smx-cma spawn --expect-smx)
+	if [ "$smx" = PASS ]; then
+		echo "ok: /dev/shm of $mib MiB: 2 processes spawned 2, data through btl/smx both ways"
+	else
+		fail "/dev/shm of $mib MiB, spawn on btl/smx: $smx"
+		tail -n 30 "$log"
+	fi
 done
 exit $status
