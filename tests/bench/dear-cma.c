@@ -50,24 +50,27 @@ static ssize_t dearer(ssize_t moved)
     return moved;
 }
 
+/* The C library's call named 'name' (found once), then the spin. */
+static ssize_t dearer_call(cma_fn *real, const char *name, pid_t pid, const struct iovec *local,
+                           unsigned long liovcnt, const struct iovec *remote,
+                           unsigned long riovcnt, unsigned long flags)
+{
+    if (NULL == *real) {
+        *real = (cma_fn) dlsym(RTLD_NEXT, name);
+    }
+    return dearer((*real)(pid, local, liovcnt, remote, riovcnt, flags));
+}
+
 ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
                          const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
 {
     static cma_fn real;
-
-    if (NULL == real) {
-        real = (cma_fn) dlsym(RTLD_NEXT, "process_vm_readv");
-    }
-    return dearer(real(pid, local, liovcnt, remote, riovcnt, flags));
+    return dearer_call(&real, "process_vm_readv", pid, local, liovcnt, remote, riovcnt, flags);
 }
 
 ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long liovcnt,
                           const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
 {
     static cma_fn real;
-
-    if (NULL == real) {
-        real = (cma_fn) dlsym(RTLD_NEXT, "process_vm_writev");
-    }
-    return dearer(real(pid, local, liovcnt, remote, riovcnt, flags));
+    return dearer_call(&real, "process_vm_writev", pid, local, liovcnt, remote, riovcnt, flags);
 }
