@@ -34,6 +34,26 @@ static uint8_t byte_of(int msg, size_t i)
     return (uint8_t) ((size_t) msg * 29u + i * 13u + (i >> 9));
 }
 
+static void fill(uint8_t *buf, size_t len, int msg)
+{
+    for (size_t i = 0; i < len; ++i) {
+        buf[i] = byte_of(msg, i);
+    }
+}
+
+/* 1 (and the first wrong byte said) if buf does not hold message msg, else 0. */
+static int wrong(const uint8_t *buf, size_t len, int msg)
+{
+    for (size_t i = 0; i < len; ++i) {
+        if (buf[i] != byte_of(msg, i)) {
+            fprintf(stderr, "latesender: FAIL: message %d, byte %zu is 0x%02x, expected 0x%02x\n",
+                    msg, i, buf[i], byte_of(msg, i));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int by_value(const void *a, const void *b)
 {
     const double x = *(const double *) a, y = *(const double *) b;
@@ -74,9 +94,7 @@ int main(int argc, char **argv)
     for (int m = 0; m < n; ++m) {
         if (1 == rank) {
             MPI_Request req;
-            for (size_t i = 0; i < len; ++i) {
-                buf[i] = byte_of(m, i);
-            }
+            fill(buf, len, m);
             MPI_Isend(buf, (int) len, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &req);
             for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < compute;) {
                 /* computing: no MPI call, so no progress */
@@ -87,14 +105,7 @@ int main(int argc, char **argv)
             double t0 = MPI_Wtime();
             MPI_Recv(buf, (int) len, MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             took[m] = MPI_Wtime() - t0;
-            for (size_t i = 0; i < len && errors < 5; ++i) {
-                if (buf[i] != byte_of(m, i)) {
-                    fprintf(stderr, "latesender: FAIL: message %d, byte %zu is 0x%02x, "
-                            "expected 0x%02x\n", m, i, buf[i], byte_of(m, i));
-                    errors++;
-                    break;
-                }
-            }
+            errors += wrong(buf, len, m);
         }
         /* the next message once this one is checked: each send meets a waiting receiver */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -107,21 +118,12 @@ int main(int argc, char **argv)
         pvar_bind(&got_double, "btl_smx_gets_double_copy", MPI_T_PVAR_CLASS_COUNTER);
         memset(buf, 0, reply);
         MPI_Recv(buf, (int) reply, MPI_BYTE, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (size_t i = 0; i < reply; ++i) {
-            if (buf[i] != byte_of(n, i)) {
-                fprintf(stderr, "latesender: FAIL: the reply's byte %zu is 0x%02x, expected "
-                        "0x%02x\n", i, buf[i], byte_of(n, i));
-                errors++;
-                break;
-            }
-        }
+        errors += wrong(buf, reply, n); /* (the reply is message n) */
         long long s = pvar_take(&got_single), d = pvar_take(&got_double);
         printf("latesender: rank 1: 16 KiB reply by %lld gets\n", s < 0 || d < 0 ? -1 : s + d);
         fflush(stdout);
     } else {
-        for (size_t i = 0; i < reply; ++i) {
-            buf[i] = byte_of(n, i);
-        }
+        fill(buf, reply, n);
         MPI_Send(buf, (int) reply, MPI_BYTE, 1, 6, MPI_COMM_WORLD);
     }
     MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
