@@ -21,13 +21,12 @@
  * Authority. The mmap offset is a region's window, which is guessable, so mmap() alone
  * grants nothing: KNEMLIKE_IOC_ATTACH checks the cookie and the caller's rights, leaves a
  * grant on the caller's open file and maps it with vm_mmap(); the mmap handler accepts
- * only a window for which the same open file holds a grant, and consumes it.
+ * only a window for which the same open file holds a grant made by the same thread, and
+ * consumes it. (Another thread that mmaps the window meanwhile gets EACCES, and takes
+ * nothing from the ATTACH under way.)
  *
- * Locks. The fault handler runs under the attaching process's mmap lock; it takes the
- * region's revoke semaphore and held->sem for reading, never an mmap lock of the owner's
- * while it holds them. When nothing is held now it takes the pages again, after dropping
- * its own mmap lock where the fault may be retried, so that two processes that attach
- * each other's regions do not wait for each other's mmap locks.
+ * Locks: see knemlike_attach_fault(). No mmap lock of another process is ever taken
+ * under the caller's own.
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
@@ -58,6 +57,11 @@ struct knemlike_attachment {
 	unsigned long window;		/* pgoff of the region's first page */
 	unsigned long nr_pages;		/* pages the mapping spans */
 	bool writable;
+	struct task_struct *grantee;	/* the thread in ATTACH: only its mmap takes the grant */
+	spinlock_t lock;		/* protects failed* */
+	bool failed;			/* a take for failed_page failed, the notifier at failed_seq */
+	unsigned long failed_page;
+	unsigned long failed_seq;
 };
 
 static struct vfsmount *knemlike_mnt;
@@ -171,17 +175,20 @@ static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment 
 }
 
 /*
- * Hold the region's pages again, for a touch of its page: those the owner has memory
- * at, holes elsewhere. 0, or the errno that a copy would report.
+ * Hold the region's pages again for a touch of its page, or fill the hole there: with no
+ * mmap lock held (knemlike_attach_fault). 0, or the errno that a copy would report.
  */
-static int knemlike_attach_take(struct knemlike_region *region, unsigned long page)
+static int knemlike_attach_take(struct knemlike_region *region, unsigned long page,
+				unsigned long nr_pages)
 {
+	unsigned long lo = round_down(page, KNEMLIKE_FAULT_PAGES);
+	unsigned long hi = min(lo + KNEMLIKE_FAULT_PAGES, nr_pages);
 	int err, tries;
 
 	for (tries = 0; tries < 3; tries++) {
 		down_read(&region->revoke);
 		err = READ_ONCE(region->retired) ? -ENOENT :
-						   knemlike_held_refresh_at(region, page);
+						   knemlike_held_refresh_at(region, page, lo, hi);
 		up_read(&region->revoke);
 		if (err == -EDQUOT)	/* the dropped pages may not be uncharged yet */
 			knemlike_held_flush();
@@ -193,12 +200,62 @@ static int knemlike_attach_take(struct knemlike_region *region, unsigned long pa
 	return err;
 }
 
+/* Where the region's notifier stands, or 0 once it is retired. */
+static unsigned long knemlike_attach_seq(struct knemlike_region *region)
+{
+	unsigned long seq = 0;
+
+	down_read(&region->revoke);
+	if (!READ_ONCE(region->retired))
+		seq = knemlike_held_seq(region);
+	up_read(&region->revoke);
+	return seq;
+}
+
+/*
+ * Whether a take for this page failed and nothing of the owner's mapping over the region
+ * changed since: then the retried fault that follows it gives SIGBUS instead of trying
+ * again, for ever. (A later touch is a new fault, which tries again: memory mapped into
+ * a hole calls no notifier.)
+ */
+static bool knemlike_attach_failed(struct knemlike_attachment *at, unsigned long page)
+{
+	struct knemlike_region *region = at->region;
+	unsigned long seq = 0;
+	bool failed;
+
+	spin_lock(&at->lock);
+	failed = at->failed && at->failed_page == page;
+	if (failed) {
+		seq = at->failed_seq;
+		at->failed = false;
+	}
+	spin_unlock(&at->lock);
+	if (!failed)
+		return false;
+	down_read(&region->revoke);
+	failed = READ_ONCE(region->retired) || !knemlike_held_changed(region, seq);
+	up_read(&region->revoke);
+	return failed;
+}
+
+/*
+ * A touch of an attachment. Lock order: the fault runs under the attaching process's
+ * mmap lock (or its VMA's); under it, only the region's revoke semaphore and held->sem
+ * are taken, for reading, and neither is held by anyone who waits for an mmap lock. An
+ * owner's mmap lock is taken only by knemlike_attach_take(), after the fault has given
+ * up its own: never one mm's lock under another's, so two processes that attach each
+ * other's regions, or one that attaches its own, cannot wait on each other, whatever
+ * their other threads map or unmap meanwhile.
+ */
 static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 {
 	struct knemlike_attachment *at = vmf->vma->vm_private_data;
 	struct knemlike_region *region = at->region;
 	unsigned long page = vmf->pgoff - at->window;
+	unsigned long seq;
 	vm_fault_t ret;
+	int err;
 
 	if (page >= at->nr_pages)
 		return VM_FAULT_SIGBUS;
@@ -206,26 +263,29 @@ static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 		return ret;
 	/*
 	 * Nothing held (the owner's mapping changed since), or a hole where the owner had
-	 * no memory when the pages were last taken: take them again, from the owner's
-	 * mapping as it is now. When the fault may be retried, drop our mmap lock first
-	 * (the region is kept by a reference: the VMA may go meanwhile) and have the fault
-	 * start over. Otherwise, or when it was retried already and the pages were dropped
-	 * again meanwhile, take them with the lock held. A hole that is one still: SIGBUS.
+	 * no memory when the pages were taken. Taking pages needs the owner's mmap lock, so
+	 * only once ours is given up: the fault is then retried and maps what was taken. A
+	 * fault that cannot be retried (a kernel access without ALLOW_RETRY) gets SIGBUS.
 	 */
-	if ((vmf->flags & FAULT_FLAG_ALLOW_RETRY) && !(vmf->flags & FAULT_FLAG_TRIED)) {
-		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
-			return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
-		kref_get(&region->ref);
-		mmap_read_unlock(vmf->vma->vm_mm);
-		knemlike_attach_take(region, page);
-		knemlike_region_put(region);
-		return VM_FAULT_RETRY;
-	}
-	if (knemlike_attach_take(region, page))
+	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY))
 		return VM_FAULT_SIGBUS;
-	if (knemlike_attach_map(vmf, at, &ret))
-		return VM_FAULT_SIGBUS;	/* dropped again at once: let the process see it */
-	return ret;
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
+	if (knemlike_attach_failed(at, page))
+		return VM_FAULT_SIGBUS;
+	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
+	knemlike_release_fault_lock(vmf);
+	seq = knemlike_attach_seq(region);
+	err = knemlike_attach_take(region, page, at->nr_pages);
+	if (err && err != -EINTR) {
+		spin_lock(&at->lock);
+		at->failed = true;
+		at->failed_page = page;
+		at->failed_seq = seq;
+		spin_unlock(&at->lock);
+	}
+	knemlike_attachment_put(at);
+	return VM_FAULT_RETRY;
 }
 
 /* A store to a page mapped read-only (held for reading only: the owner made it so). */
@@ -272,7 +332,8 @@ int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EACCES;
 	mutex_lock(&kf->lock);
 	list_for_each_entry(at, &kf->grants, grant_link) {
-		if (at->window == vma->vm_pgoff && at->nr_pages == pages &&
+		if (at->grantee == current && at->window == vma->vm_pgoff &&
+		    at->nr_pages == pages &&
 		    (at->writable || !(vma->vm_flags & VM_WRITE))) {
 			list_del_init(&at->grant_link);
 			found = at;
@@ -282,7 +343,11 @@ int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma)
 	mutex_unlock(&kf->lock);
 	if (!found)
 		return -EACCES;
-	knemlike_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	/* VM_IO too: madvise(MADV_DOFORK) clears VM_DONTCOPY except on VM_IO mappings, so
+	 * without it an attachment could be carried into a child by fork.
+	 */
+	knemlike_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			      VM_DONTCOPY);
 	/* Never executable (READ_IMPLIES_EXEC asks for it), writable only as granted. */
 	knemlike_vm_flags_clear(vma, VM_EXEC | VM_MAYEXEC | (found->writable ? 0 : VM_MAYWRITE));
 	vma->vm_private_data = found;	/* the grant's reference passes to the VMA */
@@ -331,6 +396,8 @@ int knemlike_attach(struct file *file, struct knemlike_attach *req)
 	seg = &region->segments[0];
 	len = PAGE_ALIGN(seg->addr + seg->len) - (seg->addr & PAGE_MASK);
 	kref_init(&at->ref);
+	spin_lock_init(&at->lock);
+	at->grantee = current;	/* compared, never dereferenced */
 	at->region = region;	/* our reference passes to the attachment */
 	at->window = knemlike_window(region);
 	at->nr_pages = len >> PAGE_SHIFT;
@@ -344,7 +411,7 @@ int knemlike_attach(struct file *file, struct knemlike_attach *req)
 		knemlike_held_attach(region);
 		WRITE_ONCE(region->attached, true);
 	} else {
-		err = -ENOENT;
+		err = region->orphaned ? -ESRCH : -ENOENT;
 	}
 	up_read(&region->revoke);
 	if (err) {
@@ -360,13 +427,14 @@ int knemlike_attach(struct file *file, struct knemlike_attach *req)
 	mutex_unlock(&kf->lock);
 	addr = vm_mmap(file, 0, len, PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED,
 		       (unsigned long)at->window << PAGE_SHIFT);
-	/* Not mapped (or another thread's mmap took the grant): take the grant back. */
+	/* Not mapped (vm_mmap failed before it came to our handler): take the grant back.
+	 * Only this thread's mmap takes it, so a mapping made means ours was.
+	 */
 	mutex_lock(&kf->lock);
 	if (!list_empty(&at->grant_link)) {
 		list_del_init(&at->grant_link);
 		knemlike_attachment_put(at);	/* the grant's, not the last */
-		if (!IS_ERR_VALUE(addr))
-			addr = -EAGAIN;
+		WARN_ON_ONCE(!IS_ERR_VALUE(addr));
 	}
 	mutex_unlock(&kf->lock);
 	if (!IS_ERR_VALUE(addr)) {

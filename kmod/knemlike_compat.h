@@ -38,4 +38,16 @@ static inline void knemlike_vm_flags_clear(struct vm_area_struct *vma, unsigned 
 #endif
 }
 
+/* Give up the lock a fault runs under (the mmap lock, or since 6.5 maybe the VMA's own)
+ * before returning VM_FAULT_RETRY.
+ */
+static inline void knemlike_release_fault_lock(struct vm_fault *vmf)
+{
+#ifdef KNEMLIKE_HAVE_RELEASE_FAULT_LOCK
+	release_fault_lock(vmf);
+#else
+	mmap_read_unlock(vmf->vma->vm_mm);
+#endif
+}
+
 #endif /* KNEMLIKE_COMPAT_H */

@@ -124,7 +124,7 @@ static long knemlike_step_remote(struct knemlike_region *region, struct knemlike
 	if (down_read_killable(&region->revoke))
 		return -EINTR;
 	if (READ_ONCE(region->retired)) {
-		got = -ENOENT;
+		got = region->orphaned ? -ESRCH : -ENOENT;
 		goto out_up;
 	}
 	if (region->flags & KNEMLIKE_FLAG_HOLD_PAGES) {

@@ -540,7 +540,8 @@ int knemlike_held_create(struct knemlike_region *region)
 /* Drop the pages and the notifier: the region is retired, or was never published. */
 void knemlike_held_destroy(struct knemlike_region *region)
 {
-	struct knemlike_held *held = region->held;
+	/* Retiring and the owner's exit may both come here: the first one destroys. */
+	struct knemlike_held *held = xchg(&region->held, NULL);
 	struct knemlike_pageset *set;
 
 	if (!held)
@@ -552,7 +553,6 @@ void knemlike_held_destroy(struct knemlike_region *region)
 	up_write(&held->sem);
 	if (set)
 		knemlike_pageset_release(set);
-	region->held = NULL;
 	kvfree(held->spans);
 	kvfree(held);
 }
@@ -577,33 +577,117 @@ int knemlike_held_refresh(struct knemlike_region *region)
 }
 
 /*
- * For an attachment's fault at the region's page: hold the pages again, holes allowed,
- * if nothing is held, or if what is held has a hole at that page (memory may have been
- * mapped there since: no notifier says so). Then the fault maps what is there, or
- * raises SIGBUS at a hole that is still one. 0, or the errno of the take.
+ * Fill a hole of what is held, for an attachment's fault at the region's page: pin the
+ * owner's memory there now (memory mapped into a hole calls no notifier), for the run of
+ * holes around the page within its fault window [lo_win, hi_win), and put it in the set
+ * unless the mapping changed meanwhile. The work is bounded by the window, whatever the
+ * region's size: a peer that touches holes makes the owner pin at most that much, never
+ * the whole region again. The caller holds the region's revoke semaphore (read), with
+ * the region live, and no mmap lock. 0 when the page is held now, -ESTALE when the owner
+ * still has no memory there that can be held, -EAGAIN when nothing is held any more or
+ * the mapping changed, or the errno of the pin.
  */
-int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page)
+static int knemlike_held_fill(struct knemlike_region *region, unsigned long page,
+			      unsigned long lo_win, unsigned long hi_win)
 {
 	struct knemlike_held *held = region->held;
-	struct knemlike_pageset *set;
+	unsigned long base = region->segments[0].addr & PAGE_MASK;
+	struct mm_struct *mm = region->mm;
+	struct knemlike_pageset *set, *got;
+	unsigned long lo, hi, n, i, seq, installed = 0;
+	bool writable, held_now = false;
+	long pinned;
 
-	down_write(&held->sem);
-	set = held->set;
-	if (set && !set->pages[page])
-		held->set = NULL;	/* dropped, as the notifier would */
-	else
-		set = NULL;
-	up_write(&held->sem);
-	if (set) {
-		knemlike_attach_zap(region);	/* attached: it is an attachment's fault */
-		knemlike_count(held_drops);
-		llist_add(&set->dropped, &knemlike_dropped);
-		schedule_work(&knemlike_dropped_work);
-	}
 	down_read(&held->sem);
 	set = held->set;
+	if (!set || set->pages[page]) {
+		up_read(&held->sem);
+		return set ? 0 : -EAGAIN;
+	}
+	for (lo = page; lo > lo_win && !set->pages[lo - 1]; lo--)
+		;
+	for (hi = page + 1; hi < hi_win && !set->pages[hi]; hi++)
+		;
+	writable = set->writable;
 	up_read(&held->sem);
-	return set ? 0 : knemlike_held_take(region, true, true);
+
+	n = hi - lo;
+	if (atomic64_add_return(n, &mm->pinned_vm) > held->limit) {
+		atomic64_sub(n, &mm->pinned_vm);
+		return -EDQUOT;
+	}
+	/* Zeroed: after a pin that failed part way, what it pinned is what is not NULL. */
+	got = kvzalloc(struct_size(got, pages, n), GFP_KERNEL_ACCOUNT);
+	if (!got) {
+		atomic64_sub(n, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	got->nr = n;
+	got->holes = 0;
+	seq = mmu_interval_read_begin(&held->mni);
+	pinned = -ESRCH;
+	if (mmget_not_zero(mm)) {
+		pinned = -EINTR;
+		if (!mmap_read_lock_killable(mm)) {
+			pinned = knemlike_held_pin_holes(mm, base + lo * PAGE_SIZE,
+							 base + hi * PAGE_SIZE,
+							 FOLL_LONGTERM | (writable ? FOLL_WRITE : 0),
+							 got, 0);
+			mmap_read_unlock(mm);
+		}
+		mmput(mm);
+	}
+	if (pinned >= 0) {
+		down_write(&held->sem);
+		if (held->set == set && !mmu_interval_read_retry(&held->mni, seq)) {
+			for (i = 0; i < n; i++) {
+				if (got->pages[i] && !set->pages[lo + i]) {
+					set->pages[lo + i] = got->pages[i];
+					got->pages[i] = NULL;
+					set->holes--;
+					installed++;
+				}
+			}
+			held_now = set->pages[page];
+		} else {
+			pinned = -EAGAIN;
+		}
+		up_write(&held->sem);
+	}
+	knemlike_unpin_runs(got->pages, n, false);	/* what was not installed */
+	kvfree(got);
+	atomic64_sub(n - installed, &mm->pinned_vm);
+	knemlike_count_add(held_pages, installed);
+	if (pinned < 0)
+		return pinned == -EFAULT ? -ESTALE : (int)pinned;
+	return held_now ? 0 : -ESTALE;
+}
+
+/*
+ * For an attachment's fault at the region's page, outside any mmap lock: hold the pages
+ * again, holes allowed, if nothing is held (a change of the owner's mapping dropped
+ * them); or fill the hole at that page, if what is held has one there. Then the fault
+ * maps what is there, or raises SIGBUS at a hole that is still one. 0, or the errno.
+ */
+int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page,
+			     unsigned long lo_win, unsigned long hi_win)
+{
+	int err = knemlike_held_fill(region, page, lo_win, hi_win);
+
+	return err == -EAGAIN ? knemlike_held_take(region, true, true) : err;
+}
+
+/* Where the region's notifier stands: a change of the owner's mapping over the region
+ * since this was read makes knemlike_held_changed() true. Region live, revoke held.
+ */
+unsigned long knemlike_held_seq(struct knemlike_region *region)
+{
+	return READ_ONCE(region->held->mni.invalidate_seq);
+}
+
+bool knemlike_held_changed(struct knemlike_region *region, unsigned long seq)
+{
+	return mmu_interval_check_retry(&region->held->mni, seq);
 }
 
 /* Pages dropped by a change of the mapping count against the owner's limit until the
@@ -764,7 +848,7 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 			return -EINTR;
 		if (READ_ONCE(region->retired)) {
 			up_read(&region->revoke);
-			return -ENOENT;
+			return region->orphaned ? -ESRCH : -ENOENT;
 		}
 		/* Only now: retiring frees region->held (and sets it NULL). */
 		held = region->held;
@@ -853,9 +937,20 @@ void knemlike_held_attach(struct knemlike_region *region)
 {
 }
 
-int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page)
+int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page,
+			     unsigned long lo_win, unsigned long hi_win)
 {
 	return -EOPNOTSUPP;
+}
+
+unsigned long knemlike_held_seq(struct knemlike_region *region)
+{
+	return 0;
+}
+
+bool knemlike_held_changed(struct knemlike_region *region, unsigned long seq)
+{
+	return false;
 }
 
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,

@@ -79,9 +79,15 @@ struct knemlike_region {
 	atomic_t used;			/* single-use regions: claimed by a copy */
 	bool retired;			/* out of the index: copies stop before their next step */
 	bool attached;			/* ever attached: retiring unmaps its attachments */
+	bool orphaned;			/* retired because its owner's address space went */
 	struct rw_semaphore revoke;	/* read: a copy step; write: retiring (knemlike_copy.c) */
 	kuid_t owner_uid;		/* effective uid of the creator */
-	struct mm_struct *mm;		/* owner's address space (mmgrab'd) */
+	/* The owner's address space: valid while the region is not retired (its owner keeps
+	 * it, knemlike_owner.c); read it under revoke, with retired false.
+	 */
+	struct mm_struct *mm;
+	struct knemlike_owner *owner;	/* referenced */
+	struct list_head owner_link;	/* in owner->regions until freed or orphaned */
 	struct knemlike_file *file;	/* the open file it belongs to (referenced) */
 	struct list_head file_link;	/* in file->regions; empty once unlinked */
 	u64 len;			/* sum of the segment lengths */
@@ -106,6 +112,16 @@ struct knemlike_region *knemlike_region_get(u64 cookie);
 void knemlike_region_put(struct knemlike_region *region);
 bool knemlike_region_unlink(struct knemlike_region *region);
 
+void knemlike_region_orphan(struct knemlike_region *region);
+
+/* knemlike_owner.c */
+struct knemlike_owner;
+int knemlike_owners_init(void);
+void knemlike_owners_exit(void);
+struct knemlike_owner *knemlike_owner_get(void);
+void knemlike_owner_add_region(struct knemlike_region *region);
+void knemlike_owner_put_region(struct knemlike_region *region);
+
 /* knemlike_copy.c */
 int knemlike_copy(struct knemlike_copy *req);
 void knemlike_copy_pages(struct page **dst, size_t doff, struct page **src, size_t soff,
@@ -118,7 +134,10 @@ void knemlike_held_destroy(struct knemlike_region *region);
 int knemlike_held_refresh(struct knemlike_region *region);
 void knemlike_held_flush(void);
 void knemlike_held_attach(struct knemlike_region *region);
-int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page);
+int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page,
+			     unsigned long lo_win, unsigned long hi_win);
+unsigned long knemlike_held_seq(struct knemlike_region *region);
+bool knemlike_held_changed(struct knemlike_region *region, unsigned long seq);
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
 		      unsigned long addr, unsigned long first, unsigned long nr,
 		      unsigned long touched, bool write, vm_fault_t *ret);
@@ -156,6 +175,8 @@ struct knemlike_stats {
 	s64 attachments;	/* regions mapped into peers now (KNEMLIKE_IOC_ATTACH) */
 	s64 attach_faults;	/* touches of an attachment that mapped the owner's pages */
 	s64 attach_revokes;	/* times a region's attachments were unmapped */
+	s64 owners_live;	/* address spaces with regions, watched for their end */
+	s64 regions_orphaned;	/* regions retired because their owner's address space went */
 	s64 refused_bad_request;
 	s64 refused_limit;
 	s64 refused_no_region;

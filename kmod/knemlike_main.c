@@ -273,9 +273,12 @@ static int __init knemlike_init(void)
 	err = knemlike_regions_init();
 	if (err)
 		goto out_file_cache;
-	err = knemlike_attach_init();
+	err = knemlike_owners_init();
 	if (err)
 		goto out_regions;
+	err = knemlike_attach_init();
+	if (err)
+		goto out_owners;
 	err = misc_register(&knemlike_misc);
 	if (err)
 		goto out_attach;
@@ -285,6 +288,8 @@ static int __init knemlike_init(void)
 
 out_attach:
 	knemlike_attach_exit();
+out_owners:
+	knemlike_owners_exit();
 out_regions:
 	knemlike_regions_exit();
 out_file_cache:
@@ -295,6 +300,7 @@ out_file_cache:
 static void __exit knemlike_exit(void)
 {
 	misc_deregister(&knemlike_misc);
+	knemlike_owners_exit();
 	knemlike_held_exit();
 	knemlike_attach_exit();
 	knemlike_regions_exit();

@@ -151,7 +151,7 @@ static void knemlike_region_free(struct kref *ref)
 {
 	struct knemlike_region *region = container_of(ref, struct knemlike_region, ref);
 
-	mmdrop(region->mm);
+	knemlike_owner_put_region(region);
 	knemlike_file_put(region->file);
 	knemlike_user_uncharge(region);
 	/* A lookup may still be reading it (knemlike_region_get): free it after them. */
@@ -184,6 +184,26 @@ struct knemlike_region *knemlike_region_get(u64 cookie)
 /* The second half of unlinking, once the region is off its file's list: out of the
  * index (no new lookup finds it), then drop the reference that being linked held.
  */
+/*
+ * The owner's address space went (knemlike_owner.c): retire the region as DESTROY does,
+ * but leave it linked, so that its cookie still names it -- copies get ESRCH, attachments
+ * SIGBUS -- until DESTROY or close unlinks it. After this, nothing reads region->mm. The
+ * caller holds a reference.
+ */
+void knemlike_region_orphan(struct knemlike_region *region)
+{
+	down_write(&region->revoke);
+	if (!region->retired) {
+		region->orphaned = true;
+		WRITE_ONCE(region->retired, true);
+		knemlike_count(regions_orphaned);
+	}
+	up_write(&region->revoke);
+	if (READ_ONCE(region->attached))
+		knemlike_attach_zap(region);
+	knemlike_held_destroy(region);
+}
+
 static void knemlike_region_retire(struct knemlike_region *region)
 {
 	/* A copy already past the lookup checks this before each step it takes; one in the
@@ -275,13 +295,19 @@ static struct knemlike_region *knemlike_region_alloc(const struct knemlike_creat
 	kref_init(&region->ref);
 	init_rwsem(&region->revoke);
 	INIT_LIST_HEAD(&region->file_link);
+	INIT_LIST_HEAD(&region->owner_link);
 	region->len = len;
 	region->nr_segments = req->nr_segments;
 	region->prot = req->prot;
 	region->flags = req->flags;
 	region->owner_uid = current_euid();
+	region->owner = knemlike_owner_get();
+	if (IS_ERR(region->owner)) {
+		err = PTR_ERR(region->owner);
+		goto out_free;
+	}
 	region->mm = current->mm;
-	mmgrab(region->mm);
+	knemlike_owner_add_region(region);
 	return region;
 
 out_free:
@@ -368,7 +394,7 @@ out_unlock:
 	knemlike_held_destroy(region);
 out_free:	/* never published: no lookup can have seen it */
 	knemlike_user_uncharge(region);
-	mmdrop(region->mm);
+	knemlike_owner_put_region(region);
 	knemlike_region_free_memory(region);
 	return err;
 }

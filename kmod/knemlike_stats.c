@@ -77,6 +77,8 @@ KNEMLIKE_COUNTER_ATTR(held_drops);
 KNEMLIKE_COUNTER_ATTR(attachments);
 KNEMLIKE_COUNTER_ATTR(attach_faults);
 KNEMLIKE_COUNTER_ATTR(attach_revokes);
+KNEMLIKE_COUNTER_ATTR(owners_live);
+KNEMLIKE_COUNTER_ATTR(regions_orphaned);
 KNEMLIKE_COUNTER_ATTR(refused_bad_request);
 KNEMLIKE_COUNTER_ATTR(refused_limit);
 KNEMLIKE_COUNTER_ATTR(refused_no_region);
@@ -98,6 +100,8 @@ static struct attribute *knemlike_stats_attrs[] = {
 	&dev_attr_attachments.attr,
 	&dev_attr_attach_faults.attr,
 	&dev_attr_attach_revokes.attr,
+	&dev_attr_owners_live.attr,
+	&dev_attr_regions_orphaned.attr,
 	&dev_attr_refused_bad_request.attr,
 	&dev_attr_refused_limit.attr,
 	&dev_attr_refused_no_region.attr,
