@@ -26,7 +26,7 @@
  *   EFAULT  a local address (segment vector or data) is not accessible
  *   ESTALE  the owner no longer has memory mapped where the region says, or its
  *           mapping there no longer allows this access (read-only, PROT_NONE)
- *   ESRCH   the owner's address space is gone (the owner exited)
+ *   ESRCH   the owner's address space is gone (the owner exited or exec'd)
  *   EINTR   a signal arrived during the copy; knemlike_copy.bytes says how many bytes
  *           moved, in order from the start: the caller resumes with offset + bytes and
  *           its local vector advanced by bytes (KNEMLIKE_IOC_COPY is not restarted by
@@ -137,8 +137,8 @@ struct knemlike_copy {
  * segment; the same checks as a copy apply (uid unless ANY_USER, protection), once, here.
  * The module chooses the address: map_addr and map_len describe the whole mapping (page
  * aligned, for munmap()), addr is the region's first byte in it. Detach with munmap();
- * the mapping is not inherited by fork() and cannot be made writable or executable by
- * mprotect() when it was not attached so.
+ * the mapping is not inherited by fork() (madvise(MADV_DOFORK) on it fails with EINVAL)
+ * and cannot be made writable or executable by mprotect() when it was not attached so.
  *
  * The mapping follows the owner: when the owner's mapping of the region changes (munmap,
  * mremap, MADV_DONTNEED, mprotect, fork's copy-on-write, migration), the module unmaps
@@ -153,9 +153,14 @@ struct knemlike_copy {
  * Pages of the region where the owner still has memory stay readable when other pages of
  * it are gone (a buffer freed and a smaller one allocated at its address).
  *
- * Errors: EINVAL (prot without READ, unknown bits, a region without HOLD_PAGES or of
- * more than one segment), ENOENT, EPERM, EACCES (WRITE on a region without
- * PROT_WRITE), E2BIG (a region over 512 GiB), ENOMEM (no room in the address space).
+ * Errors, and no others: EINVAL (prot without READ, unknown bits, a region without
+ * HOLD_PAGES or of more than one segment), ENOENT, ESRCH (the owner's address space is
+ * gone), EPERM (another user; or a security module refused the mapping), EACCES (WRITE
+ * on a region without PROT_WRITE), E2BIG (a region over 512 GiB), ENOMEM (no room in the
+ * address space, or vm.max_map_count reached), EAGAIN (the caller's mlockall(MCL_FUTURE)
+ * would take it past its RLIMIT_MEMLOCK), EINTR (a fatal signal while waiting for the
+ * caller's mmap lock). Another thread of the caller that maps the device meanwhile
+ * cannot make ATTACH fail: only ATTACH's own thread can take what it grants.
  */
 struct knemlike_attach {
 	__u64 cookie;		/* in: the region */
