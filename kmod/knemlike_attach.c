@@ -213,8 +213,8 @@ static unsigned long knemlike_attach_seq(struct knemlike_region *region)
 }
 
 /*
- * Whether a take for this page failed and nothing of the owner's mapping over the region
- * changed since: then the retried fault that follows it gives SIGBUS instead of trying
+ * For a retried fault: whether a take for this page failed and nothing of the owner's
+ * mapping over the region changed since. Then the fault gives SIGBUS instead of trying
  * again, for ever. (A later touch is a new fault, which tries again: memory mapped into
  * a hole calls no notifier.)
  */
@@ -271,7 +271,7 @@ static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 		return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
-	if (knemlike_attach_failed(at, page))
+	if ((vmf->flags & FAULT_FLAG_TRIED) && knemlike_attach_failed(at, page))
 		return VM_FAULT_SIGBUS;
 	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
 	knemlike_release_fault_lock(vmf);

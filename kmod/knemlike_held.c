@@ -583,9 +583,9 @@ int knemlike_held_refresh(struct knemlike_region *region)
  * unless the mapping changed meanwhile. The work is bounded by the window, whatever the
  * region's size: a peer that touches holes makes the owner pin at most that much, never
  * the whole region again. The caller holds the region's revoke semaphore (read), with
- * the region live, and no mmap lock. 0 when the page is held now, -ESTALE when the owner
- * still has no memory there that can be held, -EAGAIN when nothing is held any more or
- * the mapping changed, or the errno of the pin.
+ * the region live, and no mmap lock. 0 when the page is held now, 1 when nothing is held
+ * (a take is what is needed), -ESTALE when the owner still has no memory there that can
+ * be held, -EAGAIN when the mapping changed meanwhile, or the errno of the pin.
  */
 static int knemlike_held_fill(struct knemlike_region *region, unsigned long page,
 			      unsigned long lo_win, unsigned long hi_win)
@@ -598,11 +598,13 @@ static int knemlike_held_fill(struct knemlike_region *region, unsigned long page
 	bool writable, held_now = false;
 	long pinned;
 
+	/* Before the set is read: whatever drops it from now on makes the read retry. */
+	seq = mmu_interval_read_begin(&held->mni);
 	down_read(&held->sem);
 	set = held->set;
 	if (!set || set->pages[page]) {
 		up_read(&held->sem);
-		return set ? 0 : -EAGAIN;
+		return set ? 0 : 1;
 	}
 	for (lo = page; lo > lo_win && !set->pages[lo - 1]; lo--)
 		;
@@ -624,7 +626,6 @@ static int knemlike_held_fill(struct knemlike_region *region, unsigned long page
 	}
 	got->nr = n;
 	got->holes = 0;
-	seq = mmu_interval_read_begin(&held->mni);
 	pinned = -ESRCH;
 	if (mmget_not_zero(mm)) {
 		pinned = -EINTR;
@@ -639,7 +640,8 @@ static int knemlike_held_fill(struct knemlike_region *region, unsigned long page
 	}
 	if (pinned >= 0) {
 		down_write(&held->sem);
-		if (held->set == set && !mmu_interval_read_retry(&held->mni, seq)) {
+		if (held->set == set && set->writable == writable &&
+		    !mmu_interval_read_retry(&held->mni, seq)) {
 			for (i = 0; i < n; i++) {
 				if (got->pages[i] && !set->pages[lo + i]) {
 					set->pages[lo + i] = got->pages[i];
@@ -674,7 +676,7 @@ int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page,
 {
 	int err = knemlike_held_fill(region, page, lo_win, hi_win);
 
-	return err == -EAGAIN ? knemlike_held_take(region, true, true) : err;
+	return err == 1 ? knemlike_held_take(region, true, true) : err;
 }
 
 /* Where the region's notifier stands: a change of the owner's mapping over the region
