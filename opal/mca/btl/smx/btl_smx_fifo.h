@@ -8,7 +8,7 @@
  *     message is written into the ring itself (one cache-line transfer for a small one),
  *     or into a chunk the ring's record points to when it is too large for the ring.
  * Only ordered loads and stores, except the compare-and-swap of a queue's tail
- * (paper 004's rule: no read-modify-write on the fast path).
+ * (the rule of Chai et al.'s intra-node design: no read-modify-write on the fast path).
  */
 #ifndef MCA_BTL_SMX_FIFO_H
 #define MCA_BTL_SMX_FIFO_H

@@ -66,10 +66,11 @@ struct smx_chunk {
 _Static_assert(sizeof(struct smx_chunk) == 16, "a chunk header is 16 bytes");
 
 /*
- * A pair ring: what a sender keeps for a peer it sends to often (btl/sm's fast boxes,
- * paper 004's per-pair buffers), in the sender's segment. One writer, one reader, no
- * read-modify-write atomics. Messages are records of whole 64-byte lines: a 16-byte
- * header and the payload. The writer fills a record, then stores the record's seq with
+ * A pair ring: what a sender keeps for a peer it sends to often (btl/sm's fast boxes; the
+ * per-pair buffers of Chai et al., "Designing High Performance and Scalable MPI
+ * Intra-node Communication Support for Clusters"), in the sender's segment. One writer,
+ * one reader, no read-modify-write atomics. Messages are records of whole 64-byte lines:
+ * a 16-byte header and the payload. The writer fills a record, then stores the record's seq with
  * release order: its first line's index + 1, XORed with the ring's key (a random 64-bit
  * number with the top bit set, chosen when the ring is made and given to the reader only
  * in the offer). The reader polls the one line where the next record starts, delivers,

@@ -1,11 +1,10 @@
 /*
- * One memcheck helper for btl/smx and smsc/knemlike. valgrind's memcheck does not see
+ * btl/smx's memcheck helper. valgrind's memcheck does not see
  * memory another process (or the kernel, in an ioctl or process_vm_writev) writes into
  * this one: without telling it, the application's first read of bytes received that way
  * is reported as a read of uninitialised memory, and bytes handed to the kernel to send
  * are not checked. A few instructions outside valgrind; nothing without valgrind's header
- * (configure reports which). smsc/knemlike includes it from here: copy both directories
- * for Open MPI's in-tree build.
+ * (configure reports which). smsc/knemlike has its own (smsc_knemlike.h).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */

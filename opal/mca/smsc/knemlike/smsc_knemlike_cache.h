@@ -1,5 +1,6 @@
 /*
- * smsc/knemlike registration cache (paper 001, section III.D): a buffer registered again
+ * smsc/knemlike registration cache (after Worringen et al., "Efficient Asynchronous
+ * Message Passing via SCI with Zero-Copying", section III.D): a buffer registered again
  * reuses the region created the first time. Entries are looked up by address range, carry
  * an in-use count (a region being copied is never destroyed), are released lazily (kept
  * when the count drops to zero) and evicted least-recently-used first when the entry or

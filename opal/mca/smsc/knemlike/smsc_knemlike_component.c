@@ -243,7 +243,7 @@ static int knemlike_component_query(void)
     /* Under valgrind a mapping the kernel makes in an ioctl is one valgrind does not know
      * of: copies then go through the ioctl, which it is told about. */
     c->attach = c->attach_max > 0 && (info.features & KNEMLIKE_FEATURE_ATTACH)
-                && !SMX_MEMCHECK_RUNNING;
+                && !knemlike_under_valgrind();
     c->cache_max_bytes = (uint64_t) c->cache_max_mb << 20;
     if (0 == c->cache_max_mb && c->hold) {
         struct rlimit lock;

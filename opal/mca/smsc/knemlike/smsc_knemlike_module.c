@@ -177,7 +177,7 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
     }
     if (KNEMLIKE_COPY_TO_REGION == direction) {
         /* what the kernel will read here, checked as valgrind checks a write() */
-        SMX_MEMCHECK_CHECK_DEFINED(local_address, size);
+        knemlike_memcheck_sending(local_address, size);
     }
     /* The module moves at most KNEMLIKE_MAX_COPY_BYTES a call, and stops early for a
      * signal (EINTR, with what it moved): go on from there. */
@@ -206,7 +206,7 @@ static int knemlike_copy(mca_smsc_endpoint_t *endpoint, void *local_address, voi
         return ESRCH == err ? OPAL_ERR_UNREACH : OPAL_ERROR;
     }
     if (KNEMLIKE_COPY_FROM_REGION == direction) {
-        SMX_MEMCHECK_WRITTEN(local_address, size);
+        knemlike_memcheck_received(local_address, size);
     }
     return OPAL_SUCCESS;
 }
