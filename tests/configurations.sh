@@ -8,6 +8,9 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # btl/sm with knemlike, at 2 and 4 ranks (stock sm with cma or no single copy is covered
 # on the host; emulation makes each run in the guest about eight times slower).
 SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window"
+# The fast tier's (tests/check-fast.sh, 2 ranks, quick sizes): btl/smx with each kind of
+# copy and with a peer's core shared, and stock btl/sm + cma as the reference.
+SMX_FAST_CONFIGS="smx-cma smx-nosc smx-busy sm-cma"
 SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-cma smx-nosc smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every
