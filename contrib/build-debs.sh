@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # contrib/build-debs.sh: build the Debian packages knemlike-dkms (the module's source for
-# DKMS, its udev rule and modprobe.d options) and openmpi-mca-smx (btl/smx and
-# smsc/knemlike for the distribution's Open MPI 5) with dpkg-buildpackage, on a Debian
-# system with libopenmpi-dev >= 5 and the Build-Depends of contrib/debian/control.
+# DKMS, its udev rule and modprobe.d options), knemlike-dev (its uAPI header and
+# knemlike.pc) and openmpi-mca-smx (btl/smx and smsc/knemlike for the distribution's Open
+# MPI 5) with dpkg-buildpackage, on a Debian system with libopenmpi-dev >= 5 and the
+# Build-Depends of contrib/debian/control.
 #
 #   --out=DIR              where the .deb files go (default: build/debs)
 #   --missing-headers=DIR  a directory holding opal/mca/threads/pthreads/threads_pthreads*.h
@@ -19,7 +20,7 @@ for arg in "$@"; do
 	case $arg in
 	--out=*) out=${arg#*=} ;;
 	--missing-headers=*) headers=${arg#*=} ;;
-	-h | --help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) smx_die "unknown option '$arg' (see --help)" ;;
 	esac
 done
