@@ -4,10 +4,9 @@
 # table and in the CSV. Numbers are not judged here: benchmarks are evidence, not tests.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
-status=0
 # bw with the buffers in cache too: a window's messages each have a buffer of their own
 # (with one buffer for all, the receiver's stamp check failed, on every transport)
 for mode in pingpong alltoall bw bw-hot; do

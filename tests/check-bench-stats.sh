@@ -2,6 +2,6 @@
 # The benchmark driver's parsing, medians and ratios.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 cd "$top/tests/bench"
 exec python3 -m unittest -v test_run_bench

@@ -9,7 +9,7 @@
 # each of its processes prints at finalize, is above 0.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 csv=$build/bench-vm.csv
 log=$build/bench-vm.stderr

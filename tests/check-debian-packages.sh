@@ -28,12 +28,10 @@
 #    its first build of any module, and dkms's to keep).
 # Needs root. SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/tests/trixie-chroot.sh"
 trixie_chroot_make
 root=$TRIXIE_ROOT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 smx_ompi_missing_headers "$root/opt/ompi-missing-headers" ||
 	{ echo "FAIL: could not take the missing headers from Open MPI $SMX_OMPI_VERSION's source"; exit 1; }

@@ -4,14 +4,13 @@
 # --uninstall takes it all back. Changes the machine's DKMS state for its duration.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 command -v dkms >/dev/null || { echo "FAIL: dkms is not installed (contrib/setup.sh installs it)"; exit 1; }
 if [ -n "$(dkms status knemlike 2>/dev/null)" ]; then
 	echo "FAIL: knemlike is already registered with DKMS here; this test would replace it"
 	dkms status knemlike
 	exit 1
 fi
-status=0
 checked=0
 trap '"$top/contrib/dkms/install.sh" --uninstall >/dev/null 2>&1 || true' EXIT
 "$top/contrib/dkms/install.sh"

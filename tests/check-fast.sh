@@ -6,11 +6,10 @@
 # corrupted byte must be caught). `make check` runs all of this and everything else.
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 . "$top/tests/configurations.sh"
 
-status=0
 start=$SECONDS
 step() { # step NAME COMMAND...: run it, say how long it took and whether it passed
 	local name=$1 t=$SECONDS

@@ -4,7 +4,7 @@
 # script and its data files are taken from that package once and cached.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/contrib/lib.sh"
 series=6.1
 dir=$SMX_CACHE/checkpatch/linux-source-$series

@@ -4,7 +4,7 @@
 # the module loaded, and run every kernel-module test there (tests/kmod/run-kmod-tests).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 series_list=${SMX_KMOD_SERIES:-bookworm bookworm-backports}
 
@@ -15,7 +15,6 @@ for t in kmod_ops kmod_stale kmod_hostile kmod_revoke kmod_held kmod_attach kmod
 		-o "$bindir/$t" "$top/tests/kmod/$t.c"
 done
 
-status=0
 for series in $series_list; do
 	# The kernel as prepare-kernel describes it for this checkout (ABI, KBUILD, ...).
 	env=$("$top/tests/vm/prepare-kernel" --series "$series" --print-env) || {

@@ -6,13 +6,12 @@
 # a device file of mode 000 one the job may not open.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 "$top/tests/mpi/run-suite" --build-only
 prog=$build/tests/mpi/anysource
 launch=(mpirun -np 2 --mca btl sm,self)
-[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
-status=0
+launch+=($(smx_root_args))
 # Put before mpirun by a case that needs it (an environment, a privilege change).
 wrap=()
 

@@ -13,7 +13,7 @@
 # emulated CPU under valgrind; its client requests mirror the push's.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 . "$top/tests/configurations.sh"
 command -v valgrind >/dev/null || {
@@ -23,8 +23,6 @@ command -v valgrind >/dev/null || {
 "$top/tests/mpi/run-suite" --build-only
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 # The scanner must be able to fail: a report with an error in our BTL, and one cut short.
 mkdir -p "$work/fixture" "$work/cut"
@@ -54,7 +52,7 @@ counter() {
 }
 
 launch=(mpirun -np 2 --bind-to none)
-[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+launch+=($(smx_root_args))
 launch+=($(smx_memcheck_mpirun_args) --mca btl_base_verbose info)
 
 # config, what its runs must have done (counter field: 1 single copy, 2 double, 3 push), programs

@@ -3,10 +3,9 @@
 # configuration this tree supports. Each program checks every byte it receives.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/tests/configurations.sh"
 
-status=0
 for np in 2 4; do
 	for cfg in $SMX_MPI_CONFIGS; do
 		# shellcheck disable=SC2046

@@ -6,7 +6,7 @@
 # mpi4py is built against this Open MPI by contrib/setup.sh (cached under SMX_CACHE).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/contrib/lib.sh"
 . "$top/tests/configurations.sh"
 
@@ -59,7 +59,6 @@ run_suite() {
 	fi
 }
 
-status=0
 for np in 2 4; do
 	for pair in $(pairs_at "$np"); do
 		base=${pair%%:*} ours=${pair#*:}

@@ -3,12 +3,11 @@
 # it loads must be what this tree built (a stale install would make every later test lie).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 : "${SMX_OMPI_PREFIX:?run through make check, or source contrib/env.sh}"
 : "${SMX_BUILD:?}"
 ompi_info=$SMX_OMPI_PREFIX/bin/ompi_info
 : "${SMX_COMPONENT_DIR:=$("$ompi_info" --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')}"
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 for so in mca_btl_smx.so mca_smsc_knemlike.so; do
 	built=$SMX_BUILD/.libs/$so

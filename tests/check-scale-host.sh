@@ -5,11 +5,9 @@
 # shared memory behind. What the numbers are is evidence, not a test (README, "At scale").
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 "$top/tests/bench/run-scale" --ranks 2,8,32 --reps 1 --samples 2 --sizes 0,256,4K \
 	--preset smx-cma --preset sm-cma --csv "$csv" --timeout 600
@@ -44,7 +42,7 @@ trap 'rm -f "$csv"; rm -rf "$bin"' EXIT
 "${MPICC:-mpicc}" -O2 -o "$bin/smx_scale" "$top/tests/bench/smx_scale.c" "$top/tests/bench/bench_util.c"
 n=$(($(nproc) + 2))
 root=()
-[ "$(id -u)" != 0 ] || root=(--allow-run-as-root)
+root=($(smx_root_args))
 if out=$(timeout 300 mpirun "${root[@]}" -np "$n" --bind-to none --oversubscribe \
 	--mca btl smx,self --mca smsc cma "$bin/smx_scale" --sizes 0,64 --samples 2 2>&1); then
 	grep -q '^# ranks 0 and 1 pinned to CPUs [0-9]* and [0-9]* for the ping-pong$' <<<"$out" &&

@@ -11,19 +11,16 @@
 # spawned job).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 . "$top/tests/configurations.sh"
 "$top/tests/mpi/run-suite" --build-only
 "$top/tests/mpi/run-suite" --build-only --only spawn
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 if ! unshare -m true 2>/dev/null; then
 	echo "FAIL: this test mounts a small tmpfs in a mount namespace: unshare -m needs root"
 	exit 1
 fi
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+root=($(smx_root_args))
 
 # outcome MIB NP CONFIG PROGRAM [ARGS...]: PASS, REFUSED (MPI_Init failed, saying why),
 # SIGNAL (a rank killed by SIGBUS or SIGSEGV), or OTHER; the log in $log

@@ -5,7 +5,7 @@
 # (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 . "$top/tests/configurations.sh"
 "$top/tests/mpi/run-suite" --build-only
@@ -16,9 +16,7 @@ mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/ringpages" "$top/tests/smx/ringpages.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$top/tests/smx/latesender.c"
 launch=(mpirun -np 2)
-[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
-status=0
-fail() { echo "FAIL: $*"; status=1; }
+launch+=($(smx_root_args))
 # policy OUT KEY: the values of KEY (a pattern: 'busy_always', '[a-z0-9]*\.eager_limit')
 # in the policy lines btl/smx printed at btl_base_verbose info, one per line
 policy() { sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -95,7 +93,7 @@ ring_case() { # ring_case NP WANT WHAT MPIRUN-ARGS (WANT: what follows "rings of
 	local np=$1 want=$2 what=$3
 	shift 3
 	local said run=(mpirun -np "$np" --oversubscribe)
-	[ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
+	run+=($(smx_root_args))
 	out=$("${run[@]}" --mca btl smx,self --mca btl_base_verbose info "$@" \
 		"$build/tests/mpi/anysource" 2>&1 | tr -d '\000' || true)
 	said=$(grep -c "btl:smx: $np local processes, .*, rings of $want (" <<<"$out" || true)
@@ -280,7 +278,7 @@ done
 reads() {
 	local trace
 	trace=$(mktemp -d)
-	mpirun -np "$over" --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
+	mpirun -np "$over" --oversubscribe --bind-to none $(smx_root_args) \
 		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
 		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:-always}" \
 		--mca btl_smx_single_copy_window_max 0 \
@@ -315,7 +313,7 @@ zero=$(reads true 0)
 #    btl_smx_pair_rings_max of them): the MPI_T counter says how many, data intact either way
 rings() { # rings MCA-ARGS...: each of the 4 processes' count of pair rings, or "failed"
 	local out four=(mpirun -np 4 --oversubscribe)
-	[ "$(id -u)" = 0 ] && four+=(--allow-run-as-root)
+	four+=($(smx_root_args))
 	out=$("${four[@]}" --mca btl smx,self "$@" "$bench" --mode alltoall --sizes 64 \
 		--samples 1 --target-mb 1 --print-pvar btl_smx_pair_rings 2>&1 | tr -d '\000')
 	grep -q "^alltoall,64," <<<"$out" || { echo "failed: $out"; return; }
@@ -334,7 +332,7 @@ late_rings=$(rings --mca btl_smx_pair_ring_after 1000000000)
 		"'$one_ring', after 1e9 '$late_rings'"
 # ... of 512 KiB for its first 4 peers, 128 KiB for the others (auto), as it says at trace
 six=(mpirun -np 6 --oversubscribe)
-[ "$(id -u)" = 0 ] && six+=(--allow-run-as-root)
+six+=($(smx_root_args))
 out=$("${six[@]}" --mca btl smx,self --mca btl_base_verbose trace "$bench" --mode alltoall \
 	--sizes 64 --samples 1 --target-mb 1 2>&1 | tr -d '\000')
 large=$(grep -c "btl:smx: .*: a ring of 512 KiB to " <<<"$out" || true)

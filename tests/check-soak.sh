@@ -6,10 +6,8 @@
 # rank's stack, a corrupted byte as a failure. (tests/soak/run-soak --help)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 soak=$top/tests/soak/run-soak
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 

@@ -7,7 +7,7 @@
 # byte between parent and child is reported.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/contrib/lib.sh"
 . "$top/tests/configurations.sh"
 ompi=${SMX_OMPI_PREFIX:?source contrib/env.sh first (SMX_OMPI_PREFIX is not set)}
@@ -15,13 +15,11 @@ mpirun=${SMX_MPIRUN:?run through make check, or source contrib/env.sh after a bu
 bindir=${SMX_BUILD:-$top/build}/tests/mpi
 "$top/tests/mpi/run-suite" --build-only --only spawn
 
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 shm_before=$(ls /dev/shm | grep '^smx\.' | sort || true)
 # Parents and children together outnumber the cores here: the children are placed
 # oversubscribed (spawn.c asks for it), the parents unbound like the suite's.
 launch=("$mpirun" --bind-to none --oversubscribe)
-[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+launch+=($(smx_root_args))
 
 for cfg in smx-cma smx-nosc; do
 	rc=0

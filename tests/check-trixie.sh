@@ -19,7 +19,7 @@
 # Between runs the tree's apt archives and setup's cache are kept under $SMX_CACHE/trixie.
 # Needs root (chroot, mounts). SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/tests/trixie-chroot.sh"
 trixie_chroot_make
 root=$TRIXIE_ROOT
@@ -36,8 +36,6 @@ esac
 # Our source tree, as it is checked out (no build directory, no generated files).
 smx_copy_source "$root/src/ompi-smx"
 
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 echo "== contrib/setup.sh --no-vm --no-other-mpis in the trixie tree"
 start=$SECONDS

@@ -7,18 +7,16 @@
 # prints a gain per class. Numbers are not judged: only that the file follows from them.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 py=/usr/bin/python3 # Debian's, where python3-matplotlib is installed (contrib/setup.sh)
 tune=("$top/contrib/smx-tune")
 bench=$build/tests/bench/smx_bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 ok() { echo "ok: $*"; }
 launch=(mpirun -np 2)
-[ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+launch+=($(smx_root_args))
 
 echo "== unit tests on recorded data"
 (cd "$top/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"

@@ -12,7 +12,7 @@
 #    on either host.
 # Needs root (namespaces). SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
 [ "$(id -u)" = 0 ] || { echo "FAIL: needs root to make network namespaces"; exit 1; }
 command -v ip >/dev/null || { echo "FAIL: ip (iproute2) is not installed"; exit 1; }
@@ -20,8 +20,6 @@ command -v ip >/dev/null || { echo "FAIL: ip (iproute2) is not installed"; exit 
 mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
 
-status=0
-fail() { echo "FAIL: $*"; status=1; }
 ns_a=smx2h-a-$$ ns_b=smx2h-b-$$ addr_a=192.0.2.1 addr_b=192.0.2.2
 work=$(mktemp -d)
 cleanup() {

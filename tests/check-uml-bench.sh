@@ -9,7 +9,7 @@
 # of 5 boots).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 if ! "$top/tests/kmod/run-uml-bench" --boots 1 --reps 3 --max-mib 16 --out "$out"; then

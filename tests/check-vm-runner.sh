@@ -6,7 +6,7 @@
 # about 3 s under TCG (output-held then waits 30 s for the guest to give up).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 vm=$top/tests/vm/run-in-vm
 out=$(mktemp -d "${TMPDIR:-/tmp}/smx-vm-runner.XXXXXX")
 trap 'rm -rf "$out"' EXIT
