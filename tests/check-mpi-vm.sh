@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The MPI data-verification suite inside the QEMU guest (Debian's kernel, TCG), where the
-# project's kernel module is loaded: btl/smx with cma, with no single copy and with
-# knemlike, and stock btl/sm with knemlike, at 2 and 4 ranks (tests/configurations.sh);
+# project's kernel module is loaded: btl/smx and stock btl/sm with knemlike, at 2 and 4
+# ranks (tests/configurations.sh; what needs no module runs on the host);
 # then the registration cache's hits (MPI_T) and the module's counters once every job is
 # gone, knemlike's data under valgrind's memcheck, and a /dev/shm too small for btl/smx's
 # segments. Quick mode: every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=${SMX_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 . "$top/tests/configurations.sh"
 
 # A missing VM kernel is a setup failure, never a skip: CI must run this test.
@@ -123,7 +123,6 @@ shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 	"budgets of 16 MiB asked for: no room for one segment, smx refused by name" \
 	"--mca btl_smx_budget_kb 16384"
 cd "$top"
-status=0
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1
 for cfg in smx-knemlike-busy sm-knemlike; do
 	echo "== memcheck reports of $cfg (VM)"
