@@ -181,9 +181,6 @@ struct knemlike_region *knemlike_region_get(u64 cookie)
 	return region;
 }
 
-/* The second half of unlinking, once the region is off its file's list: out of the
- * index (no new lookup finds it), then drop the reference that being linked held.
- */
 /*
  * The owner's address space went (knemlike_owner.c): retire the region as DESTROY does,
  * but leave it linked, so that its cookie still names it -- copies get ESRCH, attachments
@@ -204,6 +201,9 @@ void knemlike_region_orphan(struct knemlike_region *region)
 	knemlike_held_destroy(region);
 }
 
+/* The second half of unlinking, once the region is off its file's list: out of the
+ * index (no new lookup finds it), then drop the reference that being linked held.
+ */
 static void knemlike_region_retire(struct knemlike_region *region)
 {
 	/* A copy already past the lookup checks this before each step it takes; one in the
