@@ -147,6 +147,18 @@ static inline int kl_copy1(int fd, uint64_t cookie, uint64_t offset, void *addr,
     return kl_copy(fd, cookie, offset, &s, 1, dir, NULL);
 }
 
+/* KNEMLIKE_IOC_ATTACH: 0 or -errno; the request as the module left it in *out. */
+static inline int kl_attach(int fd, uint64_t cookie, uint32_t prot, uint32_t flags,
+                            struct knemlike_attach *out)
+{
+    struct knemlike_attach a = {.cookie = cookie, .prot = prot, .flags = flags};
+    int rc = kl_ioctl(fd, KNEMLIKE_IOC_ATTACH, &a);
+    if (out) {
+        *out = a;
+    }
+    return rc;
+}
+
 /* A copy run in a thread of its own (kl_copier_run as its start routine), from or to one
  * local buffer: its result, its count, and whether it has ended. */
 struct kl_copier {

@@ -31,17 +31,6 @@
 #define HEAD 100            /* the region starts this far into the owner's buffer */
 #define RLEN (LEN - 333)    /* and is this long: neither end on a page boundary */
 
-static int kl_attach(int fd, uint64_t cookie, uint32_t prot, uint32_t flags,
-                     struct knemlike_attach *out)
-{
-    struct knemlike_attach a = {.cookie = cookie, .prot = prot, .flags = flags};
-    int rc = kl_ioctl(fd, KNEMLIKE_IOC_ATTACH, &a);
-    if (out) {
-        *out = a;
-    }
-    return rc;
-}
-
 /* ---- the peer: a process of its own that attaches and touches on command ---- */
 
 enum { CMD_ATTACH, CMD_READ, CMD_READ_PART, CMD_WRITE, CMD_PROTECT, CMD_SPIN, CMD_FORK_TOUCH,

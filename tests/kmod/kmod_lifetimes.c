@@ -27,14 +27,6 @@
 #define RD KNEMLIKE_PROT_READ
 #define RW (KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE)
 
-static int kl_attach(int fd, uint64_t cookie, uint32_t prot, struct knemlike_attach *out)
-{
-    struct knemlike_attach a = {.cookie = cookie, .prot = prot};
-    int rc = kl_ioctl(fd, KNEMLIKE_IOC_ATTACH, &a);
-    *out = a;
-    return rc;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -191,7 +183,7 @@ static void holes_one_process(void)
         uint8_t *buf;
         struct knemlike_attach a;
         uint64_t cookie = holed_region(fd, &buf);
-        if (kl_attach(fd, cookie, RD, &a)) {
+        if (kl_attach(fd, cookie, RD, 0, &a)) {
             _exit(11);
         }
         _exit(storm_run((const uint8_t *) (uintptr_t) a.addr, "one process"));
@@ -224,7 +216,7 @@ static void holes_two_processes(void)
             struct knemlike_attach a;
             kl_xwrite(out, &mine, sizeof(mine));
             kl_xread(in, &theirs, sizeof(theirs));
-            if (kl_attach(fd, theirs, RD, &a)) {
+            if (kl_attach(fd, theirs, RD, 0, &a)) {
                 _exit(11);
             }
             int rc = storm_run((const uint8_t *) (uintptr_t) a.addr, me ? "B" : "A");
@@ -254,7 +246,7 @@ static void holes_cost(int fd)
     uint8_t *buf, b;
     struct knemlike_attach a;
     uint64_t cookie = holed_region(fd, &buf);
-    CHECK(0 == kl_attach(fd, cookie, RD, &a), "attach");
+    CHECK(0 == kl_attach(fd, cookie, RD, 0, &a), "attach");
     const uint8_t *att = (const uint8_t *) (uintptr_t) a.addr;
     CHECK(SIGBUS == touch(att + HOLE_AT, NULL), "the hole's first touch: SIGBUS");
     CHECK(0 == touch(att + HLEN - 1, &b) && b == buf[HLEN - 1], "a page after the hole");
@@ -301,7 +293,7 @@ static void no_fork(int fd)
     uint64_t cookie;
     struct knemlike_attach a;
     CHECK(0 == kl_create1(fd, buf, 64 << 10, RD, HOLD, &cookie), "create");
-    CHECK(0 == kl_attach(fd, cookie, RD, &a), "attach");
+    CHECK(0 == kl_attach(fd, cookie, RD, 0, &a), "attach");
     int rc = madvise((void *) (uintptr_t) a.map_addr, a.map_len, MADV_DOFORK);
     CHECK(rc && EINVAL == errno, "madvise(MADV_DOFORK) on an attachment: %d (%s), "
           "expected EINVAL", rc, rc ? strerror(errno) : "accepted");
@@ -413,7 +405,7 @@ static void exited_owners(void)
     }
     CHECK(2 * CHILDREN == esrch, "copies from exited owners' regions: %d of %d ESRCH", esrch,
           2 * CHILDREN);
-    CHECK_ERR(kl_attach(fd, held[0], RD, &a), ESRCH, "attach an exited owner's region");
+    CHECK_ERR(kl_attach(fd, held[0], RD, 0, &a), ESRCH, "attach an exited owner's region");
     CHECK_ERR(kl_destroy(fd, held[0]), 0, "destroy an exited owner's region");
     CHECK_ERR(kl_copy1(fd, held[0], 0, local, 1, KNEMLIKE_COPY_FROM_REGION), ENOENT,
               "copy from it after destroy");
@@ -493,7 +485,7 @@ static void grants(int fd)
     int failed = 0, first = 0, n;
     for (n = 0; n < 4000; n++) {
         struct knemlike_attach a;
-        int rc = kl_attach(fd, cookie, RD, &a);
+        int rc = kl_attach(fd, cookie, RD, 0, &a);
         if (rc) {
             failed++;
             first = first ? first : rc;
