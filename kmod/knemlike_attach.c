@@ -176,10 +176,11 @@ static int knemlike_attach_map(struct vm_fault *vmf, struct knemlike_attachment 
 
 /*
  * Hold the region's pages again for a touch of its page, or fill the hole there: with no
- * mmap lock held (knemlike_attach_fault). 0, or the errno that a copy would report.
+ * mmap lock held (knemlike_attach_fault). 0, or the errno that a copy would report; *seq
+ * says where the region's notifier stood before the last try (0 once it is retired).
  */
 static int knemlike_attach_take(struct knemlike_region *region, unsigned long page,
-				unsigned long nr_pages)
+				unsigned long nr_pages, unsigned long *seq)
 {
 	unsigned long lo = round_down(page, KNEMLIKE_FAULT_PAGES);
 	unsigned long hi = min(lo + KNEMLIKE_FAULT_PAGES, nr_pages);
@@ -187,8 +188,13 @@ static int knemlike_attach_take(struct knemlike_region *region, unsigned long pa
 
 	for (tries = 0; tries < 3; tries++) {
 		down_read(&region->revoke);
-		err = READ_ONCE(region->retired) ? -ENOENT :
-						   knemlike_held_refresh_at(region, page, lo, hi);
+		if (READ_ONCE(region->retired)) {
+			*seq = 0;
+			err = -ENOENT;
+		} else {
+			*seq = knemlike_held_seq(region);
+			err = knemlike_held_refresh_at(region, page, lo, hi);
+		}
 		up_read(&region->revoke);
 		if (err == -EDQUOT)	/* the dropped pages may not be uncharged yet */
 			knemlike_held_flush();
@@ -198,18 +204,6 @@ static int knemlike_attach_take(struct knemlike_region *region, unsigned long pa
 			break;
 	}
 	return err;
-}
-
-/* Where the region's notifier stands, or 0 once it is retired. */
-static unsigned long knemlike_attach_seq(struct knemlike_region *region)
-{
-	unsigned long seq = 0;
-
-	down_read(&region->revoke);
-	if (!READ_ONCE(region->retired))
-		seq = knemlike_held_seq(region);
-	up_read(&region->revoke);
-	return seq;
 }
 
 /*
@@ -275,8 +269,7 @@ static vm_fault_t knemlike_attach_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
 	knemlike_release_fault_lock(vmf);
-	seq = knemlike_attach_seq(region);
-	err = knemlike_attach_take(region, page, at->nr_pages);
+	err = knemlike_attach_take(region, page, at->nr_pages, &seq);
 	if (err && err != -EINTR) {
 		spin_lock(&at->lock);
 		at->failed = true;

@@ -138,10 +138,10 @@ static void knemlike_owner_gone(struct work_struct *work)
 	mutex_unlock(&knemlike_owners_lock);
 	if (registered) {
 		mmu_notifier_unregister(&owner->mn, owner->mm);	/* drops the mm */
+		knemlike_count_add(owners_live, -1);
 		knemlike_owner_put(owner);	/* being registered */
 	}
 	knemlike_owner_put(owner);		/* the queued release */
-	knemlike_count_add(owners_live, registered ? -1 : 0);
 }
 
 static struct knemlike_owner *knemlike_owner_find(struct mm_struct *mm)
