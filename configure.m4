@@ -139,7 +139,7 @@ AC_DEFUN([SMX_CHECK_OMPI], [
         smx_val=`pkg-config --variable=libdir pmix 2>/dev/null`
         AS_IF([test -n "$smx_val" && test -d "$smx_val/pmix"],
             [SMX_PMIX_COMPONENT_PATH=$smx_val/pmix],
-            [AC_MSG_WARN([the external PMIx's component directory is not $smx_val/pmix: mpirun may not find btl/smx (see the README on Debian's Open MPI)])])
+            [AC_MSG_WARN([the external PMIx's component directory is not $smx_val/pmix: mpirun may not find btl/smx (see docs/install.md on Debian's Open MPI)])])
         SMX_OMPI_COMPONENT_PATH=$smx_ompi_pkglibdir
         AS_IF([test "$SMX_COMPONENT_DIR" != "$smx_ompi_pkglibdir"],
             [SMX_OMPI_COMPONENT_PATH="$SMX_OMPI_COMPONENT_PATH:$SMX_COMPONENT_DIR"])

@@ -52,8 +52,9 @@ for pvar in gets_single_copy gets_double_copy exchange_pushes copy_switches send
 	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
 		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
 done
-# Help is one or two lines per parameter; the why lives in the README. The bound was 12000
-# characters; btl_smx_adaptive_copy and its counter, one line of help each, took 12338.
+# Help is one or two lines per parameter; the why lives in docs/using-smx.md. The bound
+# was 12000 characters; btl_smx_adaptive_copy and its counter, one line of help each, took
+# 12338.
 chars=$(wc -c <<<"$info")
 [ "$chars" -le 12400 ] ||
 	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 12400"

@@ -2,7 +2,8 @@
 # The scaling probe (tests/bench/run-scale, smx_scale) at up to 32 ranks on this node,
 # btl/smx beside btl/sm: every job checks every byte of its all-to-all and of its first
 # ping-pong message, every configuration reports each metric at each N, and no job leaves
-# shared memory behind. What the numbers are is evidence, not a test (README, "At scale").
+# shared memory behind. What the numbers are is evidence, not a test (docs/performance.md,
+# "At scale").
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -15,11 +15,11 @@
  * window's messages at least. --order: the pool's slots in turn (sequential, the
  * default), or shuffled (random). In turn, a buffer lies one slot past the last one, and
  * the CPU's prefetchers may learn that stride and fetch the next message's buffer early
- * (README, "Benchmark"); shuffled, they cannot. The first and last byte of every message
- * carry a stamp that the receiver checks: a benchmark that loses, truncates or mixes up
- * messages fails instead of reporting a number. Only those two bytes, so that checking
- * leaves the caches as they were; every byte is checked by the MPI suite (tests/mpi), on
- * the same paths.
+ * (docs/performance.md, "How the benchmark measures"); shuffled, they cannot. The first
+ * and last byte of every message carry a stamp that the receiver checks: a benchmark that
+ * loses, truncates or mixes up messages fails instead of reporting a number. Only those
+ * two bytes, so that checking leaves the caches as they were; every byte is checked by the
+ * MPI suite (tests/mpi), on the same paths.
  *
  * Output (rank 0, stdout): '#' comment lines, then CSV 'mode,bytes,iters,usec,mbps'.
  * --print-cvar NAME: after the measurements every rank prints the MPI_T control variable

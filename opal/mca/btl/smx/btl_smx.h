@@ -15,7 +15,8 @@
  * carrying that class's eager and rendezvous limits, which is how ob1 (reading limits
  * from the module) honours per-peer thresholds. Large contiguous messages reach btl_get,
  * which picks single copy (SMSC) or a pipelined double copy through the rings by size,
- * class and node load (btl_smx_get.c). README.md has the whole design.
+ * class and node load (btl_smx_get.c). docs/design.md has the whole design, and
+ * docs/using-smx.md ("How btl/smx decides") the switch.
  */
 #ifndef MCA_BTL_SMX_H
 #define MCA_BTL_SMX_H

@@ -6,8 +6,8 @@
  * The thresholds (btl_smx_policy.h) say where a peer starts. What a copy costs can change
  * under a running job: another process on the peer's core, a peer computing outside MPI,
  * virtual CPUs moved by the host. A double copy needs both processes running in step, a
- * single copy only the one pulling, so the two react very differently (README, "How
- * btl/smx decides"). Each get is timed. The method not in use is tried once the one in
+ * single copy only the one pulling, so the two react very differently (docs/using-smx.md,
+ * "How btl/smx decides"). Each get is timed. The method not in use is tried once the one in
  * use is measured, again at once when the one in use becomes twice as dear as it usually
  * is, and otherwise after as many gets as keep the tries to about a hundredth of the time
  * (what a try loses, as last measured, against a get of the one in use). A peer that

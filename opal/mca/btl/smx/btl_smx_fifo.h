@@ -96,7 +96,8 @@ static inline uint32_t smx_record_lines(size_t len)
  * past them goes back to the ring's start (a SKIP to its end first) if the reader is
  * through with the lines it will cover there, so that a ping-pong keeps to lines still in
  * the caches. Larger records go on to the ring's end without waiting for the reader. A
- * ring of at most SMX_RING_LAP lines just wraps. README ("At scale") has the timings. */
+ * ring of at most SMX_RING_LAP lines just wraps. docs/design.md ("The pair ring") says why,
+ * docs/performance.md ("At scale") has the timings. */
 #define SMX_RING_LAP 512u
 #define SMX_RING_SMALL 8u
 
@@ -121,7 +122,7 @@ static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
 
 /* Is a record of 'lines' lines at ring line 'at' a small or medium one at its lap's end
  * (smx_ring_room)? Keep this form: a shorter one compiled sendi's inline case into
- * slower code (README). */
+ * slower code (docs/performance.md, "At scale"). */
 static inline bool smx_ring_lap_end(uint32_t at, uint32_t lines)
 {
     if (lines > SMX_RING_SMALL && lines <= SMX_RING_MEDIUM) {

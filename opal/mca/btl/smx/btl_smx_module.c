@@ -188,7 +188,7 @@ int mca_btl_smx_segment_create(void)
                                                                  : c->num_local - 1;
     /* 'auto' rings: 512 KiB for the first SMX_RINGS_LARGE rings a process makes (its
      * busiest pairs: the ring carries up to 16 KiB inline), 128 KiB for later ones
-     * (README, "At scale"). */
+     * (docs/design.md, "The pair ring"). */
     c->ring_size = c->ring_size_rest = (uint32_t) c->pair_ring_size;
     if (SMX_AUTO == c->pair_ring_size) {
         c->ring_size = 512 * 1024;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * btl/smx parameters: registration, the generic-to-class resolution and validation.
- * Help strings say what a value does and its unit; README.md ("How btl/smx decides")
- * says why each default is what it is.
+ * Help strings say what a value does and its unit; docs/using-smx.md ("How btl/smx
+ * decides") says why each default is what it is.
  */
 #include "opal_config.h"
 
@@ -166,7 +166,7 @@ static void smx_pvar(const char *name, const char *help, int pvar_class,
         MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, value);
 }
 
-/* Defaults per class (README.md, "How btl/smx decides", says where each comes from):
+/* Defaults per class (docs/using-smx.md, "How btl/smx decides", says where each comes from):
  * classes that share a cache send eagerly up to a whole fragment and never single-copy on
  * their own; the others keep btl/sm's eager limit and LiMIC2's single-copy thresholds. */
 static const int smx_default_eager[SMX_CLASS_COUNT] = {SMX_FRAG_DEFAULT, SMX_FRAG_DEFAULT, 4096,

@@ -6,7 +6,8 @@
  * processes on the node, the hardware threads and what a single copy costs here
  * (measured once per node, btl_smx_policy.c). Afterwards the node's load counter, read
  * at each decision, and what each peer's gets were measured to cost (btl_smx_adapt.h)
- * change an answer. README.md has the same rules as a table.
+ * change an answer. docs/using-smx.md ("How btl/smx decides") has the same rules as a
+ * table.
  */
 #ifndef MCA_BTL_SMX_POLICY_H
 #define MCA_BTL_SMX_POLICY_H

@@ -42,9 +42,9 @@ static inline __opal_attribute_always_inline__ void smx_copy64(unsigned char *to
 /* A payload out of the user's buffer. Up to 512 bytes its lines are read by loads of
  * their own, which a stride prefetcher (tracking loads by their address in the code) sees
  * step through the buffers a process sends from; through glibc's memcpy, shared with
- * every other copy, it sees no step (README, "At scale"). Up to 96 bytes two loads only
- * touch the first and last byte and memcpy copies; from 97 to 512 bytes the loads copy,
- * line by line; beyond, memcpy alone. */
+ * every other copy, it sees no step (docs/performance.md, "At scale"). Up to 96 bytes two
+ * loads only touch the first and last byte and memcpy copies; from 97 to 512 bytes the
+ * loads copy, line by line; beyond, memcpy alone. */
 static __opal_attribute_noinline__ void smx_copy_payload(unsigned char *to,
                                                          const unsigned char *from, size_t n)
 {
