@@ -54,4 +54,22 @@ for label in mpich impi ompi; do
 		status=1
 	fi
 done
+
+# The handoff limit (tests/bench/handoff, no MPI): every method gives a time at every size,
+# and the bytes each message brought are checked (it exits 1 naming a wrong byte).
+"${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$work/handoff" "$top/tests/bench/handoff.c" \
+	"$top/tests/bench/bench_util.c"
+if out=$("$work/handoff" --reps 1 --sizes 0,1000,5000,64K --off-cache 64 \
+	--methods memcpy,memcpy+p+r4M,nt+p,movsb+ring,vec32+t+r4M); then
+	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ { n = 0; for (i = 2; i <= NF; i++) n += ($i + 0 > 0); if (n == 5) r++ } END { print r + 0 }' <<<"$out")
+	if [ "$rows" = 4 ]; then
+		echo "ok: handoff: 5 methods timed at 4 sizes, every message's bytes right"
+	else
+		echo "FAIL: handoff: expected 4 rows of 5 times, found $rows"; echo "$out"
+		status=1
+	fi
+else
+	echo "FAIL: handoff failed:"; echo "$out"
+	status=1
+fi
 exit $status
