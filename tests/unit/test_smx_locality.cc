@@ -151,6 +151,30 @@ TEST_F(Topology, UnboundProcessesOnTheDevelopmentVmShareTheL3)
     EXPECT_EQ(SMX_CLASS_L3, cls("", ""));
 }
 
+TEST_F(Topology, LargestL2FromTheTopology)
+{
+    load("dev-vm-2core.xml");
+    EXPECT_EQ(4194304ull, smx_locality_largest_l2(topo));
+}
+
+// Synthetic topologies: L2s of a given size, and none at all.
+TEST(LocalityL2, SizeGivenAndNone)
+{
+    hwloc_topology_t t;
+
+    ASSERT_EQ(0, hwloc_topology_init(&t));
+    ASSERT_EQ(0, hwloc_topology_set_synthetic(t, "pack:2 l2:2(size=1048576) core:1 pu:1"));
+    ASSERT_EQ(0, hwloc_topology_load(t));
+    EXPECT_EQ(1ull << 20, smx_locality_largest_l2(t));
+    hwloc_topology_destroy(t);
+
+    ASSERT_EQ(0, hwloc_topology_init(&t));
+    ASSERT_EQ(0, hwloc_topology_set_synthetic(t, "pack:1 core:4 pu:2"));
+    ASSERT_EQ(0, hwloc_topology_load(t));
+    EXPECT_EQ(0ull, smx_locality_largest_l2(t));
+    hwloc_topology_destroy(t);
+}
+
 TEST(LocalityClassName, NamesUsedInParameterNames)
 {
     EXPECT_STREQ("l2", smx_locality_class_name(SMX_CLASS_L2));

@@ -157,7 +157,8 @@ TEST(SmxRing, LargerRecordsGoBackOnlyAtTheEnd)
 
 // In a 512 KiB ring (what 'auto' gives a process's first rings), a ping-pong of medium
 // records (spans of 9-80 lines: payloads of 497 B to about 4.5 KiB) keeps to the first
-// half of the ring, with one SKIP a lap; a span of more goes on to the ring's end.
+// half of the ring, with one SKIP a lap; a record of more is not carried inline (it goes
+// in a chunk, and the ring takes only the small record that points to it).
 TEST(SmxRing, MediumRecordsOfAPingPongStayInTheFirstHalfOfA512KiBRing)
 {
     const uint32_t size = 8192;
@@ -179,13 +180,9 @@ TEST(SmxRing, MediumRecordsOfAPingPongStayInTheFirstHalfOfA512KiBRing)
         EXPECT_GE(skips + 1, laps) << lines << " lines";
         EXPECT_EQ(n - skips, r.quick()) << lines << " lines"; // the inline case takes the rest
     }
-    for (uint32_t lines : {76u, 132u}) {
-        Ring r(size);
-        ASSERT_GT(r.span(lines), SMX_RING_MEDIUM);
-        const long furthest = r.furthest(lines, 500);
-        ASSERT_GE(furthest, 0);
-        EXPECT_GT(furthest + (long) r.span(lines), (long) size - (long) r.span(lines))
-            << lines << " lines";
+    for (uint32_t lines : {73u, 76u, 132u, 256u}) {
+        ASSERT_GT(smx_record_span(lines), SMX_RING_MEDIUM);
+        EXPECT_FALSE(smx_ring_carries(size, lines)) << lines << " lines";
     }
 }
 
@@ -211,11 +208,11 @@ TEST(SmxRing, MediumLapOnlyWhereTheReaderIsThrough)
     }
 }
 
-// A ring carries inline a record of up to a sixteenth of it, and of at most 16 KiB
+// A ring carries inline a record of up to a sixteenth of it, and at most a medium one
 // however large the ring ('auto' rings are 128-512 KiB).
-TEST(SmxRing, InlineUpToASixteenthAndAtMost16KiB)
+TEST(SmxRing, InlineUpToASixteenthAndAtMostAMediumRecord)
 {
-    const uint32_t most = 16384 / SMX_CACHE_LINE;
+    const uint32_t most = SMX_RING_MEDIUM - SMX_RECORD_GAP;
     for (uint32_t size : {64u, 2048u, 4096u, 8192u, 65536u}) {
         const uint32_t limit = size / 16 < most ? size / 16 : most;
         EXPECT_TRUE(smx_ring_carries(size, limit)) << size << " lines";

@@ -122,6 +122,7 @@ struct mca_btl_smx_component_t {
     uint32_t ring_size; /* bytes of my first SMX_RINGS_LARGE rings: btl_smx_pair_ring_size, */
     uint32_t ring_size_rest; /* ... and of later ones (both as 'auto' says if not set) */
     int hw_threads;     /* hardware threads this job may use here; 0: unknown */
+    unsigned long long l2_bytes; /* the largest L2 cache here; 0: unknown */
 
     char *backing_directory; /* btl_smx_backing_directory */
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */

@@ -83,6 +83,7 @@ static int smx_find_classes(int present[SMX_CLASS_COUNT])
     hwloc_bitmap_t mine;
 
     c->hw_threads = 0;
+    c->l2_bytes = 0;
     if (OPAL_SUCCESS != opal_hwloc_base_get_topology() || NULL == opal_hwloc_topology) {
         /* Without a topology every peer is "anywhere": the widest class. */
         for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -91,6 +92,7 @@ static int smx_find_classes(int present[SMX_CLASS_COUNT])
         return 1;
     }
     c->hw_threads = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(opal_hwloc_topology));
+    c->l2_bytes = smx_locality_largest_l2(opal_hwloc_topology);
     if (c->hw_threads < 0) {
         c->hw_threads = 0; /* infinite or empty: unknown */
     }

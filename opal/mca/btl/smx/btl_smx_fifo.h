@@ -95,9 +95,8 @@ static inline uint32_t smx_record_lines(size_t len)
  * SMX_RING_LAP lines (32 KiB) of a ring while the reader keeps up: the first one written
  * past them goes back to the ring's start (a SKIP to its end first) if the reader is
  * through with the lines it will cover there, so that a ping-pong keeps to lines still in
- * the caches. Larger records go on to the ring's end without waiting for the reader. A
- * ring of at most SMX_RING_LAP lines just wraps. docs/design.md ("The pair ring") says why,
- * docs/performance.md ("At scale") has the timings. */
+ * the caches. A ring of at most SMX_RING_LAP lines just wraps. docs/design.md ("The pair
+ * ring") says why, docs/performance.md ("At scale") has the timings. */
 #define SMX_RING_LAP 512u
 #define SMX_RING_SMALL 8u
 
@@ -105,14 +104,6 @@ static inline uint32_t smx_record_lines(size_t len)
  * (512 bytes) empty after it: the reader's prefetchers run on past the record it copies
  * from, into lines the writer would then have to take back. */
 #define SMX_RECORD_GAP 8u
-
-/* Does a ring of 'size' lines carry a record of 'lines' lines inline? Up to a sixteenth
- * of it and at most 16 KiB; a larger message goes in a chunk the record points to
- * (mca_btl_smx_post_begin says why). */
-static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
-{
-    return lines <= size / 16 && lines <= 16384 / SMX_CACHE_LINE;
-}
 
 /* Medium records (a span of at most SMX_RING_MEDIUM lines: payloads up to 4.5 KiB) have a
  * lap of their own, the first SMX_RING_MEDIUM_LAP lines (256 KiB), on the same terms as
@@ -135,6 +126,17 @@ static inline bool smx_ring_lap_end(uint32_t at, uint32_t lines)
 static inline uint32_t smx_record_span(uint32_t lines)
 {
     return lines > SMX_RING_SMALL ? lines + SMX_RECORD_GAP : lines;
+}
+
+/* Does a ring of 'size' lines carry a record of 'lines' lines inline? A small or medium one
+ * (their laps keep a ping-pong to lines still in the caches) of at most a sixteenth of it.
+ * A larger message goes in a chunk the record points to: chunks are written again only
+ * once a cycle of them has gone by, when the receiver's caches have let their lines go,
+ * where a ring's lines past its laps come round again while the reader still holds them,
+ * and a line another core holds costs its writer an invalidation (smx_chunk_ready). */
+static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
+{
+    return lines <= size / 16 && smx_record_span(lines) <= SMX_RING_MEDIUM;
 }
 
 /* Writer: do the next 'span' lines from 'head' lie behind the reader? 'seen' caches the

@@ -90,3 +90,16 @@ int smx_locality_classes_present(hwloc_topology_t topology, hwloc_const_cpuset_t
     }
     return count;
 }
+
+unsigned long long smx_locality_largest_l2(hwloc_topology_t topology)
+{
+    unsigned long long largest = 0;
+    hwloc_obj_t obj = NULL;
+
+    while (NULL != (obj = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_L2CACHE, obj))) {
+        if (NULL != obj->attr && obj->attr->cache.size > largest) {
+            largest = obj->attr->cache.size;
+        }
+    }
+    return largest;
+}

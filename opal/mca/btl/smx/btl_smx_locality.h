@@ -46,6 +46,9 @@ enum smx_locality_class smx_locality_class(hwloc_topology_t topology, hwloc_cons
 int smx_locality_classes_present(hwloc_topology_t topology, hwloc_const_cpuset_t mine,
                                  int present[SMX_CLASS_COUNT]);
 
+/* Bytes of the largest L2 cache in 'topology'; 0 if it lists none (or no size). */
+unsigned long long smx_locality_largest_l2(hwloc_topology_t topology);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@
 #include "btl_smx_fifo.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -224,18 +225,28 @@ void mca_btl_smx_chunks_fini(void)
 }
 
 /* Chunks of one size that may be out before the ones back are looked for: 16, and for
- * whole fragments at least 1 MiB's worth (more than a core's L2 here; see
- * smx_chunk_ready), as far as the area allows. */
+ * whole fragments as many as fill four times the largest L2 (at least 1 MiB), as far as
+ * the area allows. A chunk's lines are then written again only once the receiver's L2 has
+ * let them go (smx_chunk_ready): a writer that finds a line still in another core's cache
+ * first has to take it from there, line by line, where a line from the shared cache or
+ * memory comes at once (docs/performance.md has the handoff benchmark's figures). */
 #define SMX_CHUNKS_CYCLE 16
-#define SMX_CHUNKS_CYCLE_BYTES (1u << 20)
+#define SMX_CHUNKS_CYCLE_L2S 4
+#define SMX_CHUNKS_CYCLE_MIN_BYTES (1u << 20)
 
 static int smx_chunks_cycle(int cls)
 {
+    const unsigned long long l2 = mca_btl_smx_component.l2_bytes;
+    unsigned long long bytes = SMX_CHUNKS_CYCLE_L2S * l2;
+
     if (SMX_CHUNK_CLASSES - 1 != cls) {
         return SMX_CHUNKS_CYCLE;
     }
-    const uint64_t n = SMX_CHUNKS_CYCLE_BYTES / smx_chunk_bytes(cls);
-    return n > SMX_CHUNKS_CYCLE ? (int) n : SMX_CHUNKS_CYCLE;
+    if (bytes < SMX_CHUNKS_CYCLE_MIN_BYTES) {
+        bytes = SMX_CHUNKS_CYCLE_MIN_BYTES;
+    }
+    const uint64_t n = bytes / smx_chunk_bytes(cls);
+    return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
 }
 
 /* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
