@@ -4,7 +4,7 @@
  *
  * Built once per process, at the first add_procs, from the parameters, the number of
  * processes on the node, the hardware threads and what a single copy costs here
- * (measured once per node, btl_smx_policy.c). Afterwards the node's load counter, read
+ * (measured once per node, btl_smx_calibrate.c). Afterwards the node's load counter, read
  * at each decision, and what each peer's gets were measured to cost (btl_smx_adapt.h)
  * change an answer. docs/using-smx.md ("How btl/smx decides") has the same rules as a
  * table.
@@ -44,8 +44,9 @@ extern struct smx_policy mca_btl_smx_policy;
 /* Does the policy depend on what a single copy costs here (then local rank 0 measures
  * it at init)? */
 bool mca_btl_smx_policy_needs_cost(void);
-/* What a copy through the selected smsc component costs against a memcpy, measured on
- * this process's own memory; < 0 if it could not be measured. */
+/* What a copy through the selected smsc component costs against a memcpy, both out of
+ * cache, measured on this process's own memory (btl_smx_calibrate.c); < 0 if it could
+ * not be measured. */
 double mca_btl_smx_measure_single_copy_cost(void);
 /* Build the policy once (cost: the node's measurement, or NAN if there is none). */
 void mca_btl_smx_policy_build(double cost, const char *origin);
