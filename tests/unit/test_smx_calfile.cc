@@ -315,10 +315,4 @@ TEST_F(CalibTopology, OneMachineOneDigestAndEachOtherAnother)
     }
 }
 
-TEST_F(CalibTopology, TheLargestCacheIsTheLastLevel)
-{
-    EXPECT_EQ(16u << 20, smx_calib_largest_cache(load("dev-vm-2core.xml")));
-    EXPECT_EQ(4u << 20, smx_calib_largest_cache(load("shared-l2.xml")));
-}
-
 } // namespace

@@ -144,6 +144,18 @@ TEST_F(Topology, LargestL2FromTheTopology)
     EXPECT_EQ(4194304ull, smx_locality_largest_l2(topo));
 }
 
+TEST_F(Topology, TheLargestCacheIsTheLastLevel)
+{
+    load("dev-vm-2core.xml");
+    EXPECT_EQ(16ull << 20, smx_locality_largest_cache(topo));
+}
+
+TEST_F(Topology, WithoutAnL3TheLargestCacheIsTheL2)
+{
+    load("shared-l2.xml");
+    EXPECT_EQ(4ull << 20, smx_locality_largest_cache(topo));
+}
+
 // Synthetic topologies: L2s of a given size, and none at all.
 TEST(LocalityL2, SizeGivenAndNone)
 {

@@ -411,19 +411,3 @@ uint64_t smx_calib_topology_digest(hwloc_topology_t topology)
     }
     return h;
 }
-
-uint64_t smx_calib_largest_cache(hwloc_topology_t topology)
-{
-    uint64_t most = 0;
-
-    for (hwloc_obj_type_t t = HWLOC_OBJ_L1CACHE; t <= HWLOC_OBJ_L5CACHE; ++t) {
-        hwloc_obj_t obj = NULL;
-
-        while (NULL != (obj = hwloc_get_next_obj_by_type(topology, t, obj))) {
-            if (NULL != obj->attr && obj->attr->cache.size > most) {
-                most = obj->attr->cache.size;
-            }
-        }
-    }
-    return most;
-}

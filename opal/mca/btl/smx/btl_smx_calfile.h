@@ -105,9 +105,6 @@ int smx_calib_render(char *buf, size_t len, const struct smx_calib_key *k,
  * neither. */
 void smx_calib_cpu_model(const char *cpuinfo, char *out, size_t len);
 
-/* Bytes of the largest cache in the topology (its last level); 0 if it shows none. */
-uint64_t smx_calib_largest_cache(hwloc_topology_t topology);
-
 /* A digest of the topology's caches, cores, packages and NUMA nodes and which PUs each
  * covers (not memory sizes, nor I/O): equal for machines of one build. */
 uint64_t smx_calib_topology_digest(hwloc_topology_t topology);

@@ -74,7 +74,8 @@ struct smx_probe {
  * have, between one transfer and the next, in a real application). */
 static size_t smx_probe_pool(void)
 {
-    uint64_t cache = NULL != opal_hwloc_topology ? smx_calib_largest_cache(opal_hwloc_topology) : 0;
+    uint64_t cache = NULL != opal_hwloc_topology ? smx_locality_largest_cache(opal_hwloc_topology)
+                                                 : 0;
     uint64_t pool = 0 == cache ? SMX_PROBE_POOL_UNKNOWN : cache + cache / 4;
 
     pool = pool < SMX_PROBE_POOL_MIN ? SMX_PROBE_POOL_MIN
