@@ -4,7 +4,8 @@
 # and whose thresholds sit at the crossovers in the recorded data; valid PNG figures; an
 # interrupted sweep resumes without measuring a finished job again; clear refusals (a
 # mechanism that is missing here, binding to CPUs this machine lacks); compare mode
-# prints a gain per class. Numbers are not judged: only that the file follows from them.
+# prints a gain per class; --calibrate puts the thresholds in a calibration file of this
+# node's key. Numbers are not judged: only that the file follows from them.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +23,8 @@ echo "== unit tests on recorded data"
 (cd "$top/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"
 
 # A short sweep: 4 sizes around the eager limits, 3 repetitions, small jobs.
-sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M)
+sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M
+	--calibrate --calibration-file "$work/node.conf")
 echo "== short sweep: ${sweep[*]}"
 start=$SECONDS
 if "${tune[@]}" "${sweep[@]}" --out "$work/sweep" >"$work/sweep.log" 2>&1; then
@@ -30,7 +32,8 @@ if "${tune[@]}" "${sweep[@]}" --out "$work/sweep" >"$work/sweep.log" 2>&1; then
 else
 	fail "sweep failed"; cat "$work/sweep.log"
 fi
-[ $((SECONDS - start)) -le 75 ] || fail "sweep took $((SECONDS - start)) s on a 60 s budget"
+# (--calibrate's two jobs come after the budget)
+[ $((SECONDS - start)) -le 90 ] || fail "sweep took $((SECONDS - start)) s on a 60 s budget"
 conf=$work/sweep/smx-tuned.conf
 [ -f "$conf" ] || { fail "no parameter file"; cat "$work/sweep.log"; exit 1; }
 
@@ -49,6 +52,20 @@ grep -q "^# date: " "$conf" && grep -q "^# machine: " "$conf" && grep -q "double
 # mca_base_param_files; ompi_info of Open MPI 5.0.7 ignores --tune) and mpirun --tune.
 mapfile -t params < <(grep -E '^btl_smx_single_copy_min_[a-z0-9]+=' "$conf")
 [ ${#params[@]} -gt 0 ] || fail "the file sets no threshold"
+# --calibrate: the same thresholds in the calibration file, under btl/smx's key of this
+# node (smx-tune itself saw btl/smx take them from it before it put the file in place)
+calibrated() {
+	local p
+	[ "$(grep -c '^# key [a-z_]*: ' "$work/node.conf" 2>/dev/null)" = 5 ] || return 1
+	for p in "${params[@]}"; do
+		[ "$(grep "^${p%%=*}=" "$work/node.conf" | tail -1)" = "$p" ] || return 1
+	done
+}
+if calibrated; then
+	ok "sweep --calibrate: the thresholds are in the node's calibration file, with its key"
+else
+	fail "sweep --calibrate: want ${params[*]} in $work/node.conf with 5 key lines: $(cat "$work/node.conf" 2>&1)"
+fi
 info=$(OMPI_MCA_mca_base_param_files="$conf" ompi_info --param btl smx --level 9 --parsable)
 for p in "${params[@]}"; do
 	name=${p%%=*} value=${p#*=}

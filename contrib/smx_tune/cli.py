@@ -4,6 +4,7 @@ node, and write the btl/smx parameters that say so.
 
     smx-tune [sweep] --budget SECONDS [--out DIR] [--mechanisms cma,knemlike,...] ...
     smx-tune compare PARAMFILE --budget SECONDS [--out DIR] ...
+    smx-tune calibrate PARAMFILE [--calibration-file FILE]
 
 sweep    finds the node's locality classes (hwloc, confirmed by btl/smx itself), binds two
          ranks to a pair of CPUs of each class, runs tests/bench/smx_bench off-cache over
@@ -15,8 +16,15 @@ sweep    finds the node's locality classes (hwloc, confirmed by btl/smx itself),
            medians.csv              the medians behind every value
          Interrupted (Ctrl-C) or out of budget, it keeps every finished job in --out; the
          same command resumes (a larger --reps adds repetitions).
+         With --calibrate, the thresholds also go into this node's calibration file (as
+         calibrate does).
 compare  runs the benchmark with PARAMFILE on btl/smx against stock btl/sm on each class's
          pair of CPUs, interleaved, and prints the gain per class (compare.csv, compare.png).
+calibrate puts PARAMFILE's values into this node's calibration file, the one btl/smx reads
+         at every job's start (btl_smx_calibration_file: by default under the user's cache
+         directory): a two-rank job lets btl/smx read it, or measure and write it with this
+         node's key, then PARAMFILE's lines replace those of the same names; a job with
+         the result must show btl/smx using it before it takes the file's place.
 
 Exit status: 0 done (possibly fewer repetitions than asked, when the budget ran out), 1 a
 job failed, 2 refused (bad input, budget too small, binding impossible, nothing to tune),
@@ -356,6 +364,8 @@ def confirm_pairs(launcher, pairs, same, progress):
 def sweep(a):
     clock = Clock(a.budget)
     progress = Progress()
+    if a.calibrate and not a.calibration_file:  # refused before anything is measured
+        check_calibration_file()
     mechanisms, classes_wanted, sizes = a.mechanisms, a.classes, a.sizes
     settings = {"mode": a.mode, "sizes": sizes, "samples": a.samples,
                 "off_cache_mb": a.off_cache, "target_mb": a.target_mb,
@@ -540,6 +550,9 @@ def write_results(a, st, state, reps_done, progress, clock):
                       % (cls, cls, dec.threshold, dec.reason))
     print("\nparameter file: %s\nfigures: %s\nmedians: %s\n(%s elapsed)"
           % (conf, " ".join(pngs), st.path("medians.csv"), fmt_seconds(clock.elapsed())))
+    if a.calibrate:
+        write_calibration(conf, a.calibration_file, runner.Launcher(a.mpirun, a.bench),
+                          progress)
     return 0
 
 
@@ -676,6 +689,94 @@ def compare(a):
     return 0
 
 
+# ---------------------------------------------------------------- calibrate
+
+NO_FILE = "btl_smx_calibration_file is none here: name the file with --calibration-file"
+
+
+def check_calibration_file():
+    """Refuse where btl/smx has no calibration file of its own."""
+    out = ompi_info("--param", "btl", "smx", "--level", "9")
+    m = re.search(r"^mca:btl:smx:param:btl_smx_calibration_file:value:(.*)$", out, re.M)
+    if not m:
+        raise Refusal("this Open MPI's btl/smx has no calibration file (ompi_info --param "
+                      "btl smx lists no btl_smx_calibration_file): install the project's "
+                      "components first")
+    if m.group(1) in ("", "none"):
+        raise Refusal(NO_FILE)
+
+
+def _policies(out):
+    """The key=value words of each rank's btl_smx_policy, as the benchmark prints them."""
+    return [dict(w.split("=", 1) for w in m.group(1).split() if "=" in w)
+            for m in re.finditer(r"^# cvar [0-9]+ btl_smx_policy (.*)$", out, re.M)]
+
+
+def _uses_file(out, ranks=2):
+    """Did every rank's btl/smx build its policy from the calibration file's thresholds?"""
+    words = _policies(out)
+    return len(words) == ranks and all(w.get("thresholds_from") == "file" for w in words)
+
+
+def write_calibration(paramfile_path, target, launcher, progress):
+    """PARAMFILE's values into the calibration file `target` (None: btl/smx's own), for
+    calibrate and sweep --calibrate."""
+    try:
+        with open(paramfile_path) as f:
+            tuned = f.read()
+        values = dict(paramfile.parameter_lines(tuned, paramfile_path))
+    except OSError as e:
+        raise Refusal("cannot read %s: %s" % (paramfile_path, e.strerror))
+    except ValueError as e:
+        raise Refusal(str(e))
+    # thresholds measured with one mechanism are this node's with that one selected: the
+    # key names it
+    extra = ["--mca", "smsc", values["smsc"]] if "smsc" in values else []
+    runner.ensure_bench(launcher.bench)
+    out = launcher.calibration_job(target, extra)
+    if target is None:  # btl/smx's own ('auto': the user's cache directory)
+        target = next((w["calibration"] for w in _policies(out) if "calibration" in w), "none")
+        if target == "none":
+            raise Refusal(NO_FILE)
+    note = re.search(r"btl:smx: calibration: (.*)$", out, re.M)
+    if "cannot use the calibration file" in out:
+        raise Refusal("btl/smx cannot use %s as it is (its message below): fix or delete "
+                      "it\n%s" % (target, runner._tail(out, 12)))
+    if not os.path.isfile(target):
+        raise Refusal("btl/smx wrote no calibration file at %s: %s"
+                      % (target, note.group(1) if note else "it said nothing of one"))
+    with open(target) as f:
+        node = f.read()
+    try:
+        text = paramfile.calibration_text(node, tuned, os.path.abspath(paramfile_path))
+    except ValueError as e:
+        raise Refusal(str(e))
+    tmp = "%s.smx-tune-%d" % (target, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+    try:
+        out = launcher.calibration_job(tmp, extra)
+        if not _uses_file(out):
+            raise Refusal("btl/smx does not take the thresholds of %s from the calibration "
+                          "file written with them (not replaced):\n%s"
+                          % (paramfile_path, runner._tail(out, 12)))
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    progress.line("calibration file: %s (this node's key and single-copy cost from btl/smx, "
+                  "%s)" % (target, ", ".join("%s=%s" % kv for kv in sorted(values.items()))))
+    if "smsc" in values:
+        progress.line("(it is this node's while Open MPI selects smsc/%s: the file's smsc line "
+                      "does so where it is also given to mpirun --tune)" % values["smsc"])
+
+
+def calibrate(a):
+    write_calibration(a.paramfile, a.calibration_file, runner.Launcher(a.mpirun, a.bench),
+                      Progress())
+    return 0
+
+
 # ---------------------------------------------------------------- main
 
 def build_parser():
@@ -719,15 +820,29 @@ def build_parser():
     sw.add_argument("--fresh", action="store_true", help="discard what --out holds")
     sw.add_argument("--dry-run", action="store_true",
                     help="print the classes, pairs and an estimate; run nothing")
+    sw.add_argument("--calibrate", action="store_true",
+                    help="also put the thresholds into this node's calibration file (as "
+                         "calibrate does)")
+    sw.add_argument("--calibration-file", metavar="FILE",
+                    help="with --calibrate: the calibration file (default: btl/smx's, "
+                         "btl_smx_calibration_file)")
     cp = sub.add_parser("compare", help="tuned btl/smx against stock btl/sm, per class")
     cp.add_argument("paramfile")
     common(cp, "smx-tune-compare", 3)
+    ca = sub.add_parser("calibrate", help="put a parameter file's values into this node's "
+                                          "calibration file")
+    ca.add_argument("paramfile")
+    ca.add_argument("--calibration-file", metavar="FILE",
+                    help="the calibration file (default: btl/smx's, btl_smx_calibration_file)")
+    ca.add_argument("--mpirun", default="mpirun")
+    ca.add_argument("--bench", help="smx_bench binary (default $SMX_BUILD/tests/bench/"
+                                    "smx_bench, built if missing)")
     return ap
 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("sweep", "compare", "-h", "--help"):
+    if not argv or argv[0] not in ("sweep", "compare", "calibrate", "-h", "--help"):
         argv.insert(0, "sweep")
     try:
         a = build_parser().parse_args(argv)
@@ -738,7 +853,7 @@ def main(argv=None):
         raise Interrupted()
     signal.signal(signal.SIGTERM, on_term)
     try:
-        return sweep(a) if a.command == "sweep" else compare(a)
+        return {"sweep": sweep, "compare": compare, "calibrate": calibrate}[a.command](a)
     except Refusal as e:
         sys.stderr.write("\nsmx-tune: refused: %s\n" % e)
         return 2

@@ -6,28 +6,64 @@ name=value token as an MCA parameter) and the openmpi-mca-params.conf parser (al
 for OMPI_MCA_mca_base_param_files and OMPI_MCA_mca_base_envar_file_prefix). The spaced
 'name = value' form is refused by mpirun --tune, and '--mca name value' by the .conf
 parser, so neither is written.
+
+The same form is btl/smx's calibration file of a node (opal/mca/btl/smx/btl_smx_calfile.h):
+the node's key in '# key <part>: ...' comments, the measured single-copy cost and the
+thresholds as parameter lines. calibration_text() puts a tuned file's values in one.
 """
 import re
 
 from . import analysis
 
 _LINE = re.compile(r"^([A-Za-z0-9_]+)=(\S+)$")
+_KEY = re.compile(r"^#\s*key [a-z_]+:")
+# Where a calibration file's part from smx-tune starts: what follows is replaced whole the
+# next time.
+TUNED_MARK = "# thresholds measured by contrib/smx-tune, from "
 
 
 def read_values(path):
     """{name: value} of the parameter lines; comments and blank lines skipped.
     Raises ValueError naming the first line in neither form."""
-    values = {}
     with open(path) as f:
-        for n, line in enumerate(f, 1):
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continue
-            m = _LINE.match(text)
-            if not m:
-                raise ValueError("%s:%d: not a 'name=value' line: %r" % (path, n, text))
-            values[m.group(1)] = m.group(2)
-    return values
+        return dict(parameter_lines(f.read(), path))
+
+
+def parameter_lines(text, source):
+    """[(name, value)] of the parameter lines of a file's text, in order. Raises ValueError
+    naming the first line in neither form."""
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = _LINE.match(stripped)
+        if not m:
+            raise ValueError("%s:%d: not a 'name=value' line: %r" % (source, n, stripped))
+        found.append((m.group(1), m.group(2)))
+    return found
+
+
+def calibration_text(node_text, tuned_text, source):
+    """A node's calibration file with a tuned file's values: node_text is the file btl/smx
+    wrote or read for this node (its key, the measured cost, its thresholds), tuned_text a
+    parameter file (smx-tune's, named source). Its parameter lines replace those of the
+    same names, and its text (without key lines) follows the node's after TUNED_MARK; an
+    earlier tuned part is dropped. Raises ValueError for a line of either in neither form."""
+    parameter_lines(node_text, "the calibration file")
+    names = {name for name, _ in parameter_lines(tuned_text, source)}
+    out = []
+    for line in node_text.splitlines():
+        if line.startswith(TUNED_MARK):
+            break
+        m = _LINE.match(line.strip())
+        if not (m and m.group(1) in names):
+            out.append(line)
+    while out and out[-1].strip() in ("", "#"):
+        out.pop()
+    out += ["#", TUNED_MARK + source]
+    out += [l for l in tuned_text.splitlines() if not _KEY.match(l.strip())]
+    return "\n".join(out) + "\n"
 
 
 def render(info, result):

@@ -93,7 +93,9 @@ class Launcher:
 
     def base(self, pair, same_core=False):
         a, b = pair
-        cmd = [self.mpirun, "-np", "2"]
+        # (a node's calibration file would change the thresholds under the measurements:
+        # they start from btl/smx's built-in ones, as ompi_info shows them)
+        cmd = [self.mpirun, "-np", "2", "--mca", "btl_smx_calibration_file", "none"]
         if same_core:  # two hardware threads of one core: bind each to its own thread
             cmd += ["--map-by", "pe-list=%d,%d:ordered:hwtcpus" % (a, b),
                     "--bind-to", "hwthread"]
@@ -152,6 +154,19 @@ class Launcher:
             raise RunError("a two-rank btl/smx job failed (exit %d): %s\n%s"
                            % (rc, " ".join(cmd), _tail(out)))
         return set(cls for cls, _ in pair_policy(out)), out
+
+    def calibration_job(self, path=None, extra=(), timeout=120):
+        """A two-rank btl/smx job, unbound, with `path` as its calibration file (None:
+        btl/smx's own; it reads the file, or measures and writes it): its output, with
+        btl/smx's verbose lines and the policy of each rank. Raises RunError if it failed."""
+        cmd = [self.mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        cmd += ["--mca", "btl", "smx,self", "--mca", "btl_base_verbose", "info"]
+        cmd += (["--mca", "btl_smx_calibration_file", path] if path else []) + list(extra)
+        rc, out = self._run(cmd + [self.bench] + PROBE_ARGS + POLICY_ARGS, timeout)
+        if rc != 0:
+            raise RunError("a two-rank btl/smx job failed (exit %d): %s\n%s"
+                           % (rc, " ".join(cmd), _tail(out)))
+        return out
 
     def probe_mechanism(self, name, pair, same_core=False, timeout=60):
         """None when Open MPI selects smsc/<name> and btl/smx gets single copy from it;

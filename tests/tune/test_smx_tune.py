@@ -246,6 +246,52 @@ class ParameterFile(unittest.TestCase):
             paramfile.read_values(path)
 
 
+class CalibrationFile(unittest.TestCase):
+    """A tuned file's values in a node's calibration file (calibrate, sweep --calibrate)."""
+    NODE = ("# btl/smx calibration of this node\n"
+            "# key cpu: AMD EPYC (family 25, model 17)\n# key kernel: 6.1.0\n#\n"
+            "# single copy (cma) out of cache: 2.20 memcpys\n"
+            "btl_smx_single_copy_cost=220\nbtl_smx_single_copy_min_l3=never\n"
+            "btl_smx_single_copy_min_numa=1024\nbtl_smx_single_copy_window_max=65536\n")
+    TUNED = ("# Open MPI MCA parameters for btl/smx, measured on this node by contrib/smx-tune.\n"
+             "# key cpu: another machine's\n"
+             "btl_smx_single_copy_min_l3=65536\nbtl_smx_single_copy_window_max=off\n"
+             "smsc=cma\n")
+
+    def lines(self, text):
+        return [l for l in text.splitlines() if l and not l.startswith("#")]
+
+    def test_the_tuned_values_replace_the_nodes_and_its_key_and_cost_stay(self):
+        text = paramfile.calibration_text(self.NODE, self.TUNED, "/t/smx-tuned.conf")
+        self.assertEqual(self.lines(text), ["btl_smx_single_copy_cost=220",
+                                            "btl_smx_single_copy_min_numa=1024",
+                                            "btl_smx_single_copy_min_l3=65536",
+                                            "btl_smx_single_copy_window_max=off", "smsc=cma"])
+        self.assertIn("# key cpu: AMD EPYC (family 25, model 17)\n# key kernel: 6.1.0\n", text)
+        self.assertNotIn("another machine's", text)
+        self.assertIn(paramfile.TUNED_MARK + "/t/smx-tuned.conf\n# Open MPI MCA parameters", text)
+
+    def test_calibrating_again_replaces_the_earlier_tuned_part(self):
+        # what only the earlier one set (l3, the window) is btl/smx's built-in value again
+        once = paramfile.calibration_text(self.NODE, self.TUNED, "/t/1.conf")
+        twice = paramfile.calibration_text(once, "btl_smx_single_copy_min_numa=8192\n",
+                                           "/t/2.conf")
+        self.assertEqual(self.lines(twice), ["btl_smx_single_copy_cost=220",
+                                             "btl_smx_single_copy_min_numa=8192"])
+        self.assertNotIn("/t/1.conf", twice)
+        self.assertEqual(twice.count(paramfile.TUNED_MARK), 1)
+
+    def test_a_line_in_neither_form_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "t.conf:2"):
+            paramfile.calibration_text(self.NODE, "# ok\n--mca smsc cma\n", "t.conf")
+
+    def test_the_file_is_in_use_only_where_both_ranks_say_so(self):
+        line = "# cvar %d btl_smx_policy cost=2.20 cost_from=file thresholds_from=%s peer%d=l3\n"
+        self.assertTrue(cli._uses_file(line % (0, "file", 1) + line % (1, "file", 0)))
+        self.assertFalse(cli._uses_file(line % (0, "file", 1) + line % (1, "defaults", 0)))
+        self.assertFalse(cli._uses_file(line % (0, "file", 1)))
+
+
 class Figures(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -431,6 +477,16 @@ class Refusals(unittest.TestCase):
         rc, out = run_cli("compare", path, "--out", self.tmp)
         self.assertEqual(rc, 2)
         self.assertIn("not a 'name=value' line", out)
+
+    def test_calibrate_refuses_a_file_in_the_wrong_form(self):
+        path = os.path.join(self.tmp, "x.conf")
+        with open(path, "w") as f:
+            f.write("btl_smx_single_copy_min_l3 = 0\n")
+        target = os.path.join(self.tmp, "node.conf")
+        rc, out = run_cli("calibrate", path, "--calibration-file", target)
+        self.assertEqual(rc, 2)
+        self.assertIn("x.conf:1: not a 'name=value' line", out)
+        self.assertFalse(os.path.exists(target))
 
     def test_dry_run_on_a_topology_file_lists_its_classes_and_runs_nothing(self):
         xml = os.path.join(TOP, "tests", "topologies", "numa-per-l3.xml")

@@ -3,25 +3,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "../../opal/mca/btl/smx/btl_smx_locality.h"
+#include "unit_topology.h"
 
 namespace {
-
-std::string topology_path(const char *name)
-{
-    const char *top = std::getenv("SMX_TOP");
-    std::string dir;
-    if (top != nullptr && *top != '\0') {
-        dir = std::string(top) + "/tests/topologies";
-    } else {
-        std::string self(__FILE__);
-        dir = self.substr(0, self.rfind('/')) + "/../topologies";
-    }
-    return dir + "/" + name;
-}
 
 // One topology loaded from XML, and cpusets written as hwloc lists ("0", "0-1", "").
 class Topology : public ::testing::Test {
@@ -155,6 +142,18 @@ TEST_F(Topology, LargestL2FromTheTopology)
 {
     load("dev-vm-2core.xml");
     EXPECT_EQ(4194304ull, smx_locality_largest_l2(topo));
+}
+
+TEST_F(Topology, TheLargestCacheIsTheLastLevel)
+{
+    load("dev-vm-2core.xml");
+    EXPECT_EQ(16ull << 20, smx_locality_largest_cache(topo));
+}
+
+TEST_F(Topology, WithoutAnL3TheLargestCacheIsTheL2)
+{
+    load("shared-l2.xml");
+    EXPECT_EQ(4ull << 20, smx_locality_largest_cache(topo));
 }
 
 // Synthetic topologies: L2s of a given size, and none at all.

@@ -53,6 +53,7 @@ struct smx_record;
 #define SMX_AUTO 0        /* budget_kb */
 #define SMX_ALWAYS (-1)   /* the cost limits */
 #define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
+#define SMX_MEASURE (-1)    /* single_copy_cost */
 
 /* One module per locality class. */
 struct mca_btl_smx_module_t {
@@ -114,6 +115,8 @@ struct mca_btl_smx_component_t {
     int single_copy_cost_max;             /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
     int single_copy_window_max, eager_limit_window; /* bytes; SMX_OFF */
     int single_copy_window_cost_max;      /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
+    int single_copy_cost;                 /* % of a memcpy; SMX_MEASURE */
+    char *calibration_file;               /* the node's (btl_smx_calibrate.c); "auto", "none" */
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
 
     /* the node, as init found it */
@@ -192,6 +195,11 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
 /* btl_smx_params.c */
 int mca_btl_smx_params_register(void);
 bool mca_btl_smx_params_valid(void);
+/* The built-in values of what a calibration file may set (btl_smx_calfile.h; the cost: -1). */
+void mca_btl_smx_params_defaults(int32_t value[]);
+/* Take a calibration file's values (bit i of 'given': value[i]) where the user set no
+ * parameter of that name; returns the bits taken. */
+uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given);
 
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);

@@ -128,21 +128,6 @@ static void smx_init_undo(void)
     mca_btl_smx_segment_destroy();
 }
 
-/* Local rank 0 measures what a single copy costs, once for the node, and leaves it in
- * its segment's header for the others (btl_smx_module.c reads it at the first add_procs):
- * every process then takes the same decisions, and N processes do not measure at once. */
-static void smx_measure_for_node(void)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_segment_header *h = c->segment;
-
-    if (0 != c->local_rank || 1 == c->num_local || !mca_btl_smx_policy_needs_cost()) {
-        return;
-    }
-    h->single_copy_cost = mca_btl_smx_measure_single_copy_cost();
-    h->cost_measured = 1; /* peers read it after the modex, which orders it */
-}
-
 static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_progress_threads,
                                                   bool enable_mpi_threads)
 {
@@ -191,7 +176,11 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         smx_init_undo();
         return NULL;
     }
-    smx_measure_for_node();
+    /* Local rank 0 reads the node's calibration file, or measures, once for the node, and
+     * leaves what it found in its segment's header for the others (btl_smx_module.c reads
+     * it at the first add_procs): every process then takes the same decisions, and N
+     * processes do not measure at once. */
+    mca_btl_smx_calibrate_node();
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {

@@ -91,15 +91,31 @@ int smx_locality_classes_present(hwloc_topology_t topology, hwloc_const_cpuset_t
     return count;
 }
 
-unsigned long long smx_locality_largest_l2(hwloc_topology_t topology)
+static unsigned long long smx_largest_cache_of(hwloc_topology_t topology, hwloc_obj_type_t type)
 {
     unsigned long long largest = 0;
     hwloc_obj_t obj = NULL;
 
-    while (NULL != (obj = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_L2CACHE, obj))) {
+    while (NULL != (obj = hwloc_get_next_obj_by_type(topology, type, obj))) {
         if (NULL != obj->attr && obj->attr->cache.size > largest) {
             largest = obj->attr->cache.size;
         }
+    }
+    return largest;
+}
+
+unsigned long long smx_locality_largest_l2(hwloc_topology_t topology)
+{
+    return smx_largest_cache_of(topology, HWLOC_OBJ_L2CACHE);
+}
+
+unsigned long long smx_locality_largest_cache(hwloc_topology_t topology)
+{
+    unsigned long long largest = 0, size;
+
+    for (int t = HWLOC_OBJ_L1CACHE; t <= HWLOC_OBJ_L5CACHE; ++t) {
+        size = smx_largest_cache_of(topology, (hwloc_obj_type_t) t);
+        largest = size > largest ? size : largest;
     }
     return largest;
 }

@@ -48,6 +48,9 @@ int smx_locality_classes_present(hwloc_topology_t topology, hwloc_const_cpuset_t
 
 /* Bytes of the largest L2 cache in 'topology'; 0 if it lists none (or no size). */
 unsigned long long smx_locality_largest_l2(hwloc_topology_t topology);
+/* Bytes of the largest cache of any level in 'topology' (its last level); 0 if it lists
+ * none. */
+unsigned long long smx_locality_largest_cache(hwloc_topology_t topology);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -513,10 +512,8 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     return OPAL_SUCCESS;
 }
 
-/* The node's single-copy cost, as local rank 0 measured it at init (its segment, which
- * the first add_procs maps with the others; NAN where nothing depends on it). A process
- * that does not see it (local rank 0 was not offered, or ran other parameters) measures
- * for itself. */
+/* The policy from the node's numbers, as local rank 0 found them at init (its segment,
+ * which the first add_procs maps with the others: btl_smx_calibrate.c). */
 static void smx_build_policy(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -524,15 +521,7 @@ static void smx_build_policy(void)
     const struct smx_segment_header *h = 0 == c->local_rank ? c->segment
                                          : NULL != first ? first->peer_segment : NULL;
 
-    if (!mca_btl_smx_policy_needs_cost()) {
-        mca_btl_smx_policy_build(NAN, "not-needed");
-    } else if (NULL != h && 1 == __atomic_load_n(&h->cost_measured, __ATOMIC_ACQUIRE)) {
-        mca_btl_smx_policy_build(h->single_copy_cost, h->single_copy_cost < 0.0
-                                                          ? "unmeasurable" : "local-rank-0");
-    } else {
-        double cost = mca_btl_smx_measure_single_copy_cost();
-        mca_btl_smx_policy_build(cost, cost < 0.0 ? "unmeasurable" : "this-process");
-    }
+    mca_btl_smx_policy_build_for_node(h);
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         if (NULL != c->modules[cls]) {
             mca_btl_smx_policy_apply(c->modules[cls]);

@@ -15,9 +15,9 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_calfile.h"
 #include "btl_smx_types.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +53,6 @@ static int smx_enum_value(mca_base_var_enum_t *self, int index, int *value, cons
 
 static int smx_enum_from_string(mca_base_var_enum_t *self, const char *text, int *value)
 {
-    char *end;
-    long long v;
-
     text += strspn(text, " \t");
     for (int i = 0; i < self->enum_value_count; ++i) {
         if (0 == strcasecmp(text, self->enum_values[i].string)) {
@@ -63,22 +60,8 @@ static int smx_enum_from_string(mca_base_var_enum_t *self, const char *text, int
             return OPAL_SUCCESS;
         }
     }
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (end == text || 0 != errno || v < 0) {
-        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
-    }
-    switch (*end) {
-    case 'k': case 'K': v <<= 10, ++end; break;
-    case 'm': case 'M': v <<= 20, ++end; break;
-    case 'g': case 'G': v <<= 30, ++end; break;
-    default: break;
-    }
-    if ('\0' != *end || v > INT_MAX) {
-        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
-    }
-    *value = (int) v;
-    return OPAL_SUCCESS;
+    /* (the calibration file's values are read by the same rule) */
+    return 0 == smx_parse_count(text, value) ? OPAL_SUCCESS : OPAL_ERR_VALUE_OUT_OF_BOUNDS;
 }
 
 static int smx_enum_to_string(mca_base_var_enum_t *self, const int value, char **string)
@@ -133,6 +116,7 @@ SMX_ENUM(smx_enum_off, "smx_off", {SMX_OFF, "off"});
 SMX_ENUM(smx_enum_auto, "smx_auto", {SMX_AUTO, "auto"});
 SMX_ENUM(smx_enum_busy, "smx_busy", {SMX_NEVER_BUSY, "never"});
 SMX_ENUM(smx_enum_cost, "smx_cost", {SMX_NEVER, "never"}, {SMX_ALWAYS, "always"});
+SMX_ENUM(smx_enum_measure, "smx_measure", {SMX_MEASURE, "measure"});
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT];
@@ -168,10 +152,19 @@ static void smx_pvar(const char *name, const char *help, int pvar_class,
 
 /* Defaults per class (docs/using-smx.md, "How btl/smx decides", says where each comes from):
  * classes that share a cache send eagerly up to a whole fragment and never single-copy on
- * their own; the others keep btl/sm's eager limit and LiMIC2's single-copy thresholds. */
+ * their own; the others keep btl/sm's eager limit and LiMIC2's single-copy thresholds.
+ * With the four below, the thresholds a calibration file may set (btl_smx_calfile.h):
+ * what serves where neither a parameter nor the file gives one, and what a file btl/smx
+ * writes holds. */
 static const int smx_default_eager[SMX_CLASS_COUNT] = {SMX_FRAG_DEFAULT, SMX_FRAG_DEFAULT, 4096,
                                                        4096, 4096};
 static const int smx_default_single[SMX_CLASS_COUNT] = {SMX_NEVER, SMX_NEVER, 2048, 1024, 1024};
+enum {
+    SMX_DEFAULT_EAGER_BUSY = 8 * 1024,
+    SMX_DEFAULT_SINGLE_BUSY = 8 * 1024,
+    SMX_DEFAULT_EAGER_WINDOW = 16 * 1024 + 1024,
+    SMX_DEFAULT_WINDOW_MAX = 64 * 1024,
+};
 
 int mca_btl_smx_params_register(void)
 {
@@ -234,11 +227,11 @@ int mca_btl_smx_params_register(void)
     c->busy_transfers = 1;
     SMX_INT("busy_transfers", "The node is busy while more large transfers than this are in "
             "flight on it", &smx_enum_busy, OPAL_INFO_LVL_4, &c->busy_transfers);
-    c->eager_limit_busy = 8 * 1024;
+    c->eager_limit_busy = SMX_DEFAULT_EAGER_BUSY;
     smx_var_eager_limit_busy = SMX_INT("eager_limit_busy", "Eager limit (bytes) of every class "
                                        "on a node busy from the start, if smaller",
                                        &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_busy);
-    c->single_copy_min_busy = 8 * 1024;
+    c->single_copy_min_busy = SMX_DEFAULT_SINGLE_BUSY;
     SMX_INT("single_copy_min_busy", "Single-copy threshold (bytes) of every class while the "
             "node is busy, if smaller", &smx_enum_off, OPAL_INFO_LVL_4, &c->single_copy_min_busy);
     c->exchange_push = true;
@@ -254,11 +247,11 @@ int mca_btl_smx_params_register(void)
     SMX_INT("single_copy_cost_max", "Busy, push and oversubscription rules where a single "
             "copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_cost_max);
-    c->single_copy_window_max = 64 * 1024;
+    c->single_copy_window_max = SMX_DEFAULT_WINDOW_MAX;
     SMX_INT("single_copy_window_max", "While the window is open, every rendezvous up to this "
             "many bytes by single copy", &smx_enum_off, OPAL_INFO_LVL_4,
             &c->single_copy_window_max);
-    c->eager_limit_window = 16 * 1024 + 1024;
+    c->eager_limit_window = SMX_DEFAULT_EAGER_WINDOW;
     smx_var_eager_limit_window = SMX_INT("eager_limit_window", "Eager limit (bytes) of every "
                                          "class while the window is open, if smaller",
                                          &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_window);
@@ -266,6 +259,19 @@ int mca_btl_smx_params_register(void)
     SMX_INT("single_copy_window_cost_max", "The window opens where a single copy costs at most "
             "this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_window_cost_max);
+    c->single_copy_cost = SMX_MEASURE;
+    SMX_INT("single_copy_cost", "What a single copy costs here, in % of a memcpy (measure: "
+            "from the calibration file, or measured at startup)", &smx_enum_measure,
+            OPAL_INFO_LVL_5, &c->single_copy_cost);
+    c->calibration_file = "auto";
+    (void) mca_base_component_var_register(&c->super.btl_version, "calibration_file",
+                                           "The node's measured cost and thresholds, read (and "
+                                           "written where missing or stale) by local rank 0 "
+                                           "(auto: ompi-smx/HOSTNAME.conf in $XDG_CACHE_HOME or "
+                                           "~/.cache); none: neither",
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
+                                           OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+                                           &c->calibration_file);
 
     /* Not settable: btl_smx_policy.c writes it once the policy is built (the MCA system
      * owns the string and frees it at the end). */
@@ -369,6 +375,69 @@ static void smx_resolve_limits(void)
     if (!smx_var_is_set(smx_var_eager_limit_window) && c->eager_limit_window > cap) {
         c->eager_limit_window = cap;
     }
+}
+
+/* Where value i of a calibration file goes. */
+static int *smx_calib_storage(int i)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    if (i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT) {
+        return &c->eager_limit[i - SMX_CALIB_EAGER];
+    }
+    if (i >= SMX_CALIB_SINGLE && i < SMX_CALIB_SINGLE + SMX_CLASS_COUNT) {
+        return &c->single_copy_min[i - SMX_CALIB_SINGLE];
+    }
+    switch (i) {
+    case SMX_CALIB_EAGER_BUSY: return &c->eager_limit_busy;
+    case SMX_CALIB_SINGLE_BUSY: return &c->single_copy_min_busy;
+    case SMX_CALIB_EAGER_WINDOW: return &c->eager_limit_window;
+    case SMX_CALIB_WINDOW_MAX: return &c->single_copy_window_max;
+    default: return &c->single_copy_cost;
+    }
+}
+
+void mca_btl_smx_params_defaults(int32_t value[])
+{
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        value[SMX_CALIB_EAGER + cls] = smx_default_eager[cls];
+        value[SMX_CALIB_SINGLE + cls] = smx_default_single[cls];
+    }
+    value[SMX_CALIB_COST] = -1;
+    value[SMX_CALIB_EAGER_BUSY] = SMX_DEFAULT_EAGER_BUSY;
+    value[SMX_CALIB_SINGLE_BUSY] = SMX_DEFAULT_SINGLE_BUSY;
+    value[SMX_CALIB_EAGER_WINDOW] = SMX_DEFAULT_EAGER_WINDOW;
+    value[SMX_CALIB_WINDOW_MAX] = SMX_DEFAULT_WINDOW_MAX;
+}
+
+/* The cost is no threshold: the policy takes it from the file where the user set none
+ * (btl_smx_calibrate.c). A class's eager limit the user set by the generic name is the
+ * user's too, and one from the file follows a smaller fragment down as the defaults do
+ * (smx_resolve_limits). */
+uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given)
+{
+    const size_t most = mca_btl_smx_module_template.btl_max_send_size;
+    const bool generic = smx_var_is_set(smx_generic_var("eager_limit"));
+    uint32_t taken = 0;
+    char name[64];
+
+    for (int i = SMX_CALIB_COST + 1; i < SMX_CALIB_COUNT; ++i) {
+        const bool eager = (i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT)
+                           || SMX_CALIB_EAGER_BUSY == i || SMX_CALIB_EAGER_WINDOW == i;
+        int v = value[i];
+
+        if (!(given & (1u << i))
+            || smx_var_is_set(smx_generic_var(smx_calib_name(i, name, sizeof(name)) + 8))
+            || (generic && i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT)) {
+            continue;
+        }
+        if (eager && 0 != v && (size_t) v > most) {
+            v = (int) most;
+        }
+        *smx_calib_storage(i) = v;
+        taken |= 1u << i;
+    }
+    return taken;
 }
 
 static bool smx_refuse(const char *name, long long value, const char *expected)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx policy: built once from the parameters, the node and the measured cost of a
- * single copy (btl_smx_policy.h has the decision itself).
+ * btl/smx policy: built once from the parameters, the node and the cost of a single copy
+ * (btl_smx_calibrate.c finds it; btl_smx_policy.h has the decision itself).
  */
 #include "opal_config.h"
 
@@ -86,7 +86,7 @@ static const char *smx_bytes_or_never(size_t bytes, char words[24])
     return words;
 }
 
-void mca_btl_smx_policy_build(double cost, const char *origin)
+void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *thresholds_origin)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const mca_btl_base_module_t *m = &mca_btl_smx_module_template;
@@ -97,7 +97,8 @@ void mca_btl_smx_policy_build(double cost, const char *origin)
 
     memset(p, 0, sizeof(*p));
     p->cost = isnan(cost) ? -1.0 : cost;
-    p->cost_origin = origin;
+    p->cost_origin = cost_origin;
+    p->thresholds_origin = thresholds_origin;
     p->busy_always = smx_busy_from_start();
     p->busy_transfers = c->busy_transfers;
     p->push = c->exchange_push && smx_can_push() && cheap;
@@ -152,7 +153,9 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
  * btl_smx_policy, for tools (contrib/smx-tune reads it through MPI_T) and for people
  * (btl_base_verbose info prints it when it changes): space-separated key=value words. Sizes
  * in bytes, "never" for no single copy:
- *   cost=<memcpys|unknown> cost_from=<local-rank-0|this-process|not-needed|unmeasurable>
+ *   cost=<memcpys|unknown>
+ *   cost_from=<file|local-rank-0|this-process|parameter|not-needed|unmeasurable>
+ *   thresholds_from=<file|defaults> calibration=<the calibration file|none>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
  *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1>
  *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
@@ -163,14 +166,16 @@ void mca_btl_smx_policy_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_policy *p = &mca_btl_smx_policy;
-    size_t size = 512 + 160 * SMX_CLASS_COUNT + 48 * (size_t) c->num_local, n;
+    const char *path = mca_btl_smx_calibration_path(), *file = NULL != path ? path : "none";
+    size_t size = 512 + strlen(file) + 160 * SMX_CLASS_COUNT + 48 * (size_t) c->num_local, n;
     char *text = malloc(size), a[24], b[24];
 
     if (NULL == text) {
         return;
     }
     n = (size_t) snprintf(text, size, p->cost >= 0.0 ? "cost=%.2f" : "cost=unknown", p->cost);
-    n += (size_t) snprintf(text + n, size - n, " cost_from=%s", p->cost_origin);
+    n += (size_t) snprintf(text + n, size - n, " cost_from=%s thresholds_from=%s calibration=%s",
+                           p->cost_origin, p->thresholds_origin, file);
     snprintf(a, sizeof(a), "%d", p->busy_transfers);
     n += (size_t) snprintf(text + n, size - n,
                            " window_max=%zu every_get_single=%d busy_always=%d busy_transfers=%s "
@@ -260,54 +265,4 @@ void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx
                         NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer",
                         SMX_COPY_SINGLE == k->pick ? "single" : "double",
                         k->cost[SMX_COPY_SINGLE], k->cost[SMX_COPY_DOUBLE]);
-}
-
-/* Copy 4 MiB of my own memory through the smsc component (an endpoint to myself) and
- * with memcpy, alternately, five times each; the ratio of the fastest of each. Both
- * touch the same buffers, so both see the same caches: what differs is the mechanism's
- * own cost (CMA pins and maps the pages one by one). */
-double mca_btl_smx_measure_single_copy_cost(void)
-{
-    const size_t size = 4 * 1024 * 1024;
-    uint64_t best_memcpy = UINT64_MAX, best_single = UINT64_MAX;
-    mca_smsc_endpoint_t *self;
-    unsigned char *buf = NULL;
-    void *reg = NULL;
-    double cost = -1.0;
-
-    if (NULL == mca_smsc || 0 != posix_memalign((void **) &buf, 4096, 2 * size)) {
-        return -1.0;
-    }
-    memset(buf, 1, 2 * size);
-    self = MCA_SMSC_CALL(get_endpoint, opal_proc_local_get());
-    if (NULL == self) {
-        free(buf);
-        return -1.0;
-    }
-    if (mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION)) {
-        reg = MCA_SMSC_CALL(register_region, buf, size);
-        if (NULL == reg) {
-            goto out;
-        }
-    }
-    for (int i = 0; i < 5; ++i) {
-        uint64_t t0 = mca_btl_smx_now_ns(), t1, t2;
-
-        memcpy(buf + size, buf, size);
-        t1 = mca_btl_smx_now_ns();
-        if (OPAL_SUCCESS != MCA_SMSC_CALL(copy_from, self, buf + size, buf, size, reg)) {
-            goto out;
-        }
-        t2 = mca_btl_smx_now_ns();
-        best_memcpy = t1 - t0 < best_memcpy ? t1 - t0 : best_memcpy;
-        best_single = t2 - t1 < best_single ? t2 - t1 : best_single;
-    }
-    cost = (double) best_single / (double) (0 == best_memcpy ? 1 : best_memcpy);
-out:
-    if (NULL != reg) {
-        MCA_SMSC_CALL(deregister_region, reg);
-    }
-    MCA_SMSC_CALL(return_endpoint, self);
-    free(buf);
-    return cost;
 }

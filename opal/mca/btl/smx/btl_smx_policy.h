@@ -2,12 +2,12 @@
 /*
  * btl/smx policy: where a message goes eagerly, by single copy or by double copy.
  *
- * Built once per process, at the first add_procs, from the parameters, the number of
- * processes on the node, the hardware threads and what a single copy costs here
- * (measured once per node, btl_smx_policy.c). Afterwards the node's load counter, read
- * at each decision, and what each peer's gets were measured to cost (btl_smx_adapt.h)
- * change an answer. docs/using-smx.md ("How btl/smx decides") has the same rules as a
- * table.
+ * Built once per process, at the first add_procs, from the parameters, the node's
+ * calibration file, the number of processes on the node, the hardware threads and what a
+ * single copy costs here (read or measured once per node, btl_smx_calibrate.c).
+ * Afterwards the node's load counter, read at each decision, and what each peer's gets
+ * were measured to cost (btl_smx_adapt.h) change an answer. docs/using-smx.md ("How
+ * btl/smx decides") has the same rules as a table.
  */
 #ifndef MCA_BTL_SMX_POLICY_H
 #define MCA_BTL_SMX_POLICY_H
@@ -17,6 +17,8 @@
 #include <time.h>
 
 BEGIN_C_DECLS
+
+struct smx_segment_header;
 
 struct smx_class_policy {
     size_t eager_limit;          /* largest eager message (ob1 reads it from the module) */
@@ -37,18 +39,28 @@ struct smx_policy {
     /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;
+    const char *thresholds_origin; /* "file": some from the calibration file; "defaults" */
 };
 
 extern struct smx_policy mca_btl_smx_policy;
 
 /* Does the policy depend on what a single copy costs here (then local rank 0 measures
- * it at init)? */
+ * it at init, unless the calibration file or a parameter gives it)? */
 bool mca_btl_smx_policy_needs_cost(void);
-/* What a copy through the selected smsc component costs against a memcpy, measured on
- * this process's own memory; < 0 if it could not be measured. */
-double mca_btl_smx_measure_single_copy_cost(void);
-/* Build the policy once (cost: the node's measurement, or NAN if there is none). */
-void mca_btl_smx_policy_build(double cost, const char *origin);
+/* Build the policy once (cost: the node's, or NAN if there is none; where it and the
+ * thresholds came from, for btl_smx_policy). */
+void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *thresholds_origin);
+
+/* btl_smx_calibrate.c: the numbers measured on the node. */
+/* The calibration file this process uses (btl_smx_calibration_file, 'auto' resolved);
+ * NULL: none. */
+const char *mca_btl_smx_calibration_path(void);
+/* Local rank 0, at init: read the calibration file (or measure, and write it) into its
+ * segment's header. */
+void mca_btl_smx_calibrate_node(void);
+/* Every process, at its first add_procs: the policy from the node's numbers as local rank
+ * 0's header 'h' holds them (NULL, or not filled: this process measures for itself). */
+void mca_btl_smx_policy_build_for_node(const struct smx_segment_header *h);
 /* Give a module the limits of its class (shorter while a peer's measurements say so:
  * mca_btl_smx_copy_measured): the one place a module's limits are set. */
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);

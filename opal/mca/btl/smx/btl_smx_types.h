@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7835717565ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7836717565ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
@@ -122,6 +122,27 @@ struct smx_ring_offer {
     uint32_t pad;
 };
 
+/* What local rank 0 found at init for the node: its calibration file's values and what a
+ * single copy costs (btl_smx_calibrate.c). Written before the modex, which orders it
+ * before any peer reads it; 'ready' says it was written at all. */
+#define SMX_CALIB_SLOTS 16 /* values a calibration file may give (btl_smx_calfile.h) */
+enum smx_cost_from {
+    SMX_COST_NONE = 0,     /* not known: nothing local rank 0 runs depends on it */
+    SMX_COST_MEASURED,     /* measured by local rank 0 at init */
+    SMX_COST_FILE,         /* read from the calibration file */
+    SMX_COST_UNMEASURABLE, /* the probe could not copy */
+};
+struct smx_node_numbers {
+    uint32_t ready;     /* 1 once local rank 0 has filled the rest */
+    uint32_t cost_from; /* enum smx_cost_from */
+    double cost;        /* a single copy in memcpys; < 0: unknown */
+    uint32_t from_file; /* bit i: value[i] came from the calibration file */
+    int32_t value[SMX_CALIB_SLOTS];
+    uint8_t pad[2 * SMX_CACHE_LINE - 20 - 4 * SMX_CALIB_SLOTS];
+};
+_Static_assert(sizeof(struct smx_node_numbers) == 2 * SMX_CACHE_LINE,
+               "the node's numbers take two cache lines");
+
 /* Processes of other jobs that may write to my queue (SMX_CHUNK_ID's slot). */
 #define SMX_GUESTS_MAX 4096
 
@@ -141,13 +162,10 @@ struct smx_segment_header {
      * every process of the job updates that one (load awareness, btl_smx_get.c). */
     uint32_t transfers_in_flight;
     uint8_t pad2[SMX_CACHE_LINE - 4];
-    /* What a single copy costs here, in memcpys, as local rank 0 measured it at init
-     * (btl_smx_policy.c): one measurement per node, the same decisions everywhere.
-     * cost_measured 0: local rank 0 did not measure (nothing it runs depends on it). */
-    uint32_t cost_measured;
-    uint32_t pad3;
-    double single_copy_cost;
-    uint8_t pad4[SMX_CACHE_LINE - 16];
+    /* The node's numbers, as local rank 0 found them at init (btl_smx_calibrate.c): one
+     * reading of the calibration file or one measurement per node, the same decisions
+     * everywhere. */
+    struct smx_node_numbers node;
     /* My receive queue: the next entry I read (written by me), the next one a sender
      * claims (senders' compare-and-swap). */
     uint64_t queue_head;
