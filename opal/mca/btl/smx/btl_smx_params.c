@@ -243,7 +243,7 @@ int mca_btl_smx_params_register(void)
     c->adaptive_copy = true;
     SMX_BOOL("adaptive_copy", "Rendezvous by the copy measured faster lately, per peer and size",
              OPAL_INFO_LVL_4, &c->adaptive_copy);
-    c->single_copy_cost_max = 250;
+    c->single_copy_cost_max = 175;
     SMX_INT("single_copy_cost_max", "Busy, push and oversubscription rules where a single "
             "copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_cost_max);
@@ -255,7 +255,7 @@ int mca_btl_smx_params_register(void)
     smx_var_eager_limit_window = SMX_INT("eager_limit_window", "Eager limit (bytes) of every "
                                          "class while the window is open, if smaller",
                                          &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_window);
-    c->single_copy_window_cost_max = 175;
+    c->single_copy_window_cost_max = 125;
     SMX_INT("single_copy_window_cost_max", "The window opens where a single copy costs at most "
             "this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
             &c->single_copy_window_cost_max);
