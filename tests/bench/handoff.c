@@ -6,12 +6,14 @@
  * way. Half a round trip is what a message costs, the figure an MPI ping-pong reports.
  *
  * What is varied, all in one run, interleaved (each repetition visits every method once);
- * a method is named COPY[+p][+t][+ring|+rSIZE]:
+ * a method is named COPY[+p][+t][+w][+ring|+rSIZE]:
  *   - COPY, how the sender copies in: memcpy, nt (non-temporal stores), movsb (rep movsb),
  *     vec32 (32-byte vector loads and stores);
  *   - +p: published in pieces of --piece bytes, which the receiver copies out while the
  *     sender writes the next (a pipelined handoff); +t: the receiver only touches each
  *     piece's lines as it comes (a prefetch) and copies the whole message at the end;
+ *     +w: the sender takes the next message's lines for writing (a prefetch) while the
+ *     peer reads this one (ring methods only);
  *   - where: at the area's start every time (neither), or moving on through --ring bytes
  *     (+ring) or SIZE bytes (+rSIZE) as a ring of records does.
  * Buffers in cache (the same send and receive buffer every time) or, with --off-cache MB,
@@ -52,6 +54,7 @@ struct method {
     bool ring;   /* moving on through the area, not at its start */
     size_t ring_bytes; /* how much of the area it moves through */
     bool touch;        /* the receiver reads each piece's lines as it comes, copies at the end */
+    bool own;          /* the sender takes the next message's lines for writing ahead */
     char name[40];
 };
 
@@ -176,6 +179,16 @@ static void send_msg(struct side *s, const struct method *m, const unsigned char
         __atomic_store_n(&s->out->published, s->sent + done, __ATOMIC_RELEASE);
     }
     s->sent += size;
+    if (m->own && m->ring) {
+        /* where the next one goes (place() without moving on), taken for writing now,
+         * while the peer has this one to read */
+        uint64_t at = s->out_at;
+        const size_t span = ((size + 255) & ~(size_t) 255) + opt_gap;
+        unsigned char *next = s->out_area + (at + span > m->ring_bytes ? 0 : at);
+        for (size_t k = 0; k < size; k += LINE) {
+            __builtin_prefetch(next + k, 1);
+        }
+    }
 }
 
 static void recv_msg(struct side *s, const struct method *m, unsigned char *buf, size_t size)
@@ -332,6 +345,7 @@ static int parse_args(int argc, char **argv, size_t *sizes, int *nsizes, struct 
         m->ring = NULL != strstr(word, "+ring");
         m->ring_bytes = opt_ring;
         m->touch = NULL != strstr(word, "+t");
+        m->own = NULL != strstr(word, "+w");
         m->pieces = m->pieces || m->touch;
         if (NULL != strstr(word, "+r") && !m->ring) {
             /* "+rSIZE": a ring of its own size */
