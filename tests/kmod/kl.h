@@ -159,6 +159,37 @@ static inline int kl_attach(int fd, uint64_t cookie, uint32_t prot, uint32_t fla
     return rc;
 }
 
+/* KNEMLIKE_IOC_EXPORT: 0 or -errno; the cookie in *cookie. */
+static inline int kl_export(int fd, void *addr, size_t len, uint32_t flags,
+                            struct knemlike_export_cookie *cookie)
+{
+    struct knemlike_export_create e = {.addr = (uintptr_t) addr, .len = len, .flags = flags};
+    int rc = kl_ioctl(fd, KNEMLIKE_IOC_EXPORT, &e);
+    if (0 == rc && cookie) {
+        *cookie = e.cookie;
+    }
+    return rc;
+}
+
+static inline int kl_export_destroy(int fd, const struct knemlike_export_cookie *cookie)
+{
+    struct knemlike_export_destroy d = {.cookie = *cookie};
+    return kl_ioctl(fd, KNEMLIKE_IOC_EXPORT_DESTROY, &d);
+}
+
+/* KNEMLIKE_IOC_EXPORT_ATTACH of [offset, offset + len): 0 or -errno; where in *addr. */
+static inline int kl_export_attach(int fd, const struct knemlike_export_cookie *cookie,
+                                   uint64_t offset, uint64_t len, uint32_t prot, void **addr)
+{
+    struct knemlike_export_attach a = {.cookie = *cookie, .offset = offset, .len = len,
+                                       .prot = prot};
+    int rc = kl_ioctl(fd, KNEMLIKE_IOC_EXPORT_ATTACH, &a);
+    if (addr) {
+        *addr = rc ? NULL : (void *) (uintptr_t) a.addr;
+    }
+    return rc;
+}
+
 /* A copy run in a thread of its own (kl_copier_run as its start routine), from or to one
  * local buffer: its result, its count, and whether it has ended. */
 struct kl_copier {
