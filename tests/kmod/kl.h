@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +273,62 @@ static inline void kl_xread(int fd, void *buf, size_t n)
         perror("read");
         _exit(2);
     }
+}
+
+/* ---- touches of memory that may fault, each reporting the signal it got (per thread:
+ * kl_catch_faults() once per process, then any thread may touch) ---- */
+
+static __thread sigjmp_buf kl_touch_env;
+static __thread volatile sig_atomic_t kl_touch_sig;
+
+static void kl_on_fault(int sig)
+{
+    kl_touch_sig = sig;
+    siglongjmp(kl_touch_env, 1);
+}
+
+static inline void kl_catch_faults(void)
+{
+    struct sigaction sa = {.sa_handler = kl_on_fault};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+/* Read the byte at p: 0 and *byte, or the signal the read got. */
+static inline int kl_touch(const volatile uint8_t *p, uint8_t *byte)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        uint8_t b = *p;
+        if (byte) {
+            *byte = b;
+        }
+    }
+    return kl_touch_sig;
+}
+
+/* Read the word at p: 0 and *v, or the signal the read got. */
+static inline int kl_load64(const volatile uint64_t *p, uint64_t *v)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        uint64_t x = *p;
+        if (v) {
+            *v = x;
+        }
+    }
+    return kl_touch_sig;
+}
+
+/* Store v at p: 0, or the signal the store got. */
+static inline int kl_store64(volatile uint64_t *p, uint64_t v)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        *p = v;
+    }
+    return kl_touch_sig;
 }
 
 /* Set a module parameter (the guest runs as root); returns 0 or -errno. */

@@ -24,7 +24,6 @@
 #include "kl.h"
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -40,48 +39,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- touches that report the signal they got (per thread) ---- */
-
-static __thread sigjmp_buf touch_env;
-static __thread volatile sig_atomic_t touch_sig;
-
-static void on_fault(int sig)
-{
-    touch_sig = sig;
-    siglongjmp(touch_env, 1);
-}
-
-static void catch_faults(void)
-{
-    struct sigaction sa = {.sa_handler = on_fault};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGSEGV, &sa, NULL);
-}
-
-/* Read the word at p: 0 and *v, or the signal the read got. */
-static int load(const volatile uint64_t *p, uint64_t *v)
-{
-    touch_sig = 0;
-    if (!sigsetjmp(touch_env, 1)) {
-        uint64_t x = *p;
-        if (v) {
-            *v = x;
-        }
-    }
-    return touch_sig;
-}
-
-/* Store v at p: 0, or the signal the store got. */
-static int store(volatile uint64_t *p, uint64_t v)
-{
-    touch_sig = 0;
-    if (!sigsetjmp(touch_env, 1)) {
-        *p = v;
-    }
-    return touch_sig;
 }
 
 /* ---- helpers ---- */
@@ -116,7 +73,7 @@ static pid_t spawn(void (*fn)(void *), void *arg)
     }
     if (0 == pid) {
         kl_failures = 0;   /* its own, not the test's so far */
-        catch_faults();
+        kl_catch_faults();
         fn(arg);
         _exit(kl_failures > 100 ? 100 : kl_failures);
     }
@@ -306,34 +263,34 @@ static void coherence_peer(void *p)
     if (!at) {
         _exit(1);
     }
-    CHECK(0 == load(&at[0], &v) && 0x1111 == v, "the reader sees the owner's word: %llx",
+    CHECK(0 == kl_load64(&at[0], &v) && 0x1111 == v, "the reader sees the owner's word: %llx",
           (unsigned long long) v);
-    CHECK(0 == load(&at[LEN / 8 - 1], &v) && 0x1111 == v, "the last word: %llx",
+    CHECK(0 == kl_load64(&at[LEN / 8 - 1], &v) && 0x1111 == v, "the last word: %llx",
           (unsigned long long) v);
-    CHECK(0 == store(&at[7], 0x2222), "a store through the attachment");
+    CHECK(0 == kl_store64(&at[7], 0x2222), "a store through the attachment");
     s->ack = 1;
     wait_step(s, 2);   /* the owner stored 0x3333 in place */
-    CHECK(0 == load(&at[1], &v) && 0x3333 == v, "after the owner's store: %llx",
+    CHECK(0 == kl_load64(&at[1], &v) && 0x3333 == v, "after the owner's store: %llx",
           (unsigned long long) v);
     s->ack = 2;
     wait_step(s, 3);   /* MADV_DONTNEED: zero */
-    CHECK(0 == load(&at[1], &v) && 0 == v, "after MADV_DONTNEED: %llx", (unsigned long long) v);
-    CHECK(0 == store(&at[2], 0x4444), "a store after MADV_DONTNEED");
+    CHECK(0 == kl_load64(&at[1], &v) && 0 == v, "after MADV_DONTNEED: %llx", (unsigned long long) v);
+    CHECK(0 == kl_store64(&at[2], 0x4444), "a store after MADV_DONTNEED");
     s->ack = 3;
     wait_step(s, 4);   /* the owner forked, its child stores 0x5555, then the owner 0x6666 */
-    CHECK(0 == load(&at[3], &v) && 0x6666 == v, "after fork and the owner's store: %llx "
+    CHECK(0 == kl_load64(&at[3], &v) && 0x6666 == v, "after fork and the owner's store: %llx "
           "(0x5555: the child's page)", (unsigned long long) v);
-    CHECK(0 == store(&at[4], 0x7777), "a store after fork");
+    CHECK(0 == kl_store64(&at[4], 0x7777), "a store after fork");
     s->ack = 4;
     wait_step(s, 5);   /* the owner made its memory read-only */
-    CHECK(0 == load(&at[4], &v) && 0x7777 == v, "a load after mprotect(PROT_READ): %llx",
+    CHECK(0 == kl_load64(&at[4], &v) && 0x7777 == v, "a load after mprotect(PROT_READ): %llx",
           (unsigned long long) v);
-    int sig = store(&at[5], 0x8888);
+    int sig = kl_store64(&at[5], 0x8888);
     CHECK(SIGBUS == sig, "a store after the owner's mprotect(PROT_READ): signal %d, expected "
           "SIGBUS", sig);
     s->ack = 5;
     wait_step(s, 6);   /* writable again */
-    CHECK(0 == store(&at[5], 0x9999), "a store once the owner's memory is writable again");
+    CHECK(0 == kl_store64(&at[5], 0x9999), "a store once the owner's memory is writable again");
     s->ack = 6;
     munmap(at, LEN);
     close(fd);
@@ -435,7 +392,7 @@ static void storm_reader(void *p)
     }
     for (unsigned i = 0; !s->stop; i++) {
         uint64_t lo = s->gen, v;
-        int sig = load(&at[(i * 515) % (STORM_LEN / 8)], &v);
+        int sig = kl_load64(&at[(i * 515) % (STORM_LEN / 8)], &v);
         uint64_t hi = s->gen;
         s->reads++;
         if (sig) {
@@ -504,7 +461,7 @@ static void destroy_reader(void *p)
     while (!s->stop) {
         int destroyed = s->destroyed;
         uint64_t v;
-        int sig = load(&at[(s->reads * 67) % (LEN / 8)], &v);
+        int sig = kl_load64(&at[(s->reads * 67) % (LEN / 8)], &v);
         s->reads++;
         if (!sig && 0xdead == v) {
             s->stale++;   /* written after DESTROY returned */
@@ -589,8 +546,8 @@ static void owner_ends(int fd, int exec)
     const volatile uint64_t *at;
     uint64_t v = 0;
     CHECK_ERR(kl_export_attach(fd, &c, 0, LEN, RD, (void **) &at), 0, "attach");
-    catch_faults();
-    CHECK(at && 0 == load(&at[3], &v) && 0x4242 == v, "read before the owner's end: %llx",
+    kl_catch_faults();
+    CHECK(at && 0 == kl_load64(&at[3], &v) && 0x4242 == v, "read before the owner's end: %llx",
           (unsigned long long) v);
     s->ack = 1;
     if (exec) {
@@ -603,7 +560,7 @@ static void owner_ends(int fd, int exec)
         int st;
         waitpid(owner, &st, 0);
     }
-    int sig = at ? load(&at[5], &v) : 0;
+    int sig = at ? kl_load64(&at[5], &v) : 0;
     CHECK(SIGBUS == sig, "a touch after the owner's end: signal %d, expected SIGBUS", sig);
     if (SIGBUS == sig) {
         printf("  ok: a touch after the owner %s -> SIGBUS\n", exec ? "exec'd" : "exited");
@@ -641,9 +598,9 @@ static void containment(int fd)
     if (!at) {
         return;
     }
-    catch_faults();
-    CHECK(0 == load(&at[0], &v) && 0xabcd == v, "read: %llx", (unsigned long long) v);
-    CHECK(SIGSEGV == store(&at[0], 1), "a store to a read-only attachment: no SIGSEGV");
+    kl_catch_faults();
+    CHECK(0 == kl_load64(&at[0], &v) && 0xabcd == v, "read: %llx", (unsigned long long) v);
+    CHECK(SIGSEGV == kl_store64(&at[0], 1), "a store to a read-only attachment: no SIGSEGV");
 
     int rc = madvise(at, LEN, MADV_DOFORK);
     CHECK(rc && EINVAL == errno, "madvise(MADV_DOFORK): %d (%s), expected EINVAL", rc,
@@ -653,8 +610,8 @@ static void containment(int fd)
     }
     pid_t pid = fork();
     if (0 == pid) {
-        catch_faults();
-        int sig = load(&at[0], &v);
+        kl_catch_faults();
+        int sig = kl_load64(&at[0], &v);
         _exit(SIGSEGV == sig ? 0 : sig ? 1 : 2);
     }
     int st;
@@ -792,12 +749,12 @@ static void large_export(int fd)
     if (!at) {
         return;
     }
-    catch_faults();
-    CHECK(0 == load(&at[(hole + PAGE) / 8], &v) && 0x7070 == v, "a read where memory is: "
+    kl_catch_faults();
+    CHECK(0 == kl_load64(&at[(hole + PAGE) / 8], &v) && 0x7070 == v, "a read where memory is: "
           "%llx", (unsigned long long) v);
-    int sig = load(&at[PAGE / 8], &v);
+    int sig = kl_load64(&at[PAGE / 8], &v);
     CHECK(SIGBUS == sig, "a read of the reservation (PROT_NONE): signal %d", sig);
-    sig = load(&at[(big - PAGE) / 8], &v);
+    sig = kl_load64(&at[(big - PAGE) / 8], &v);
     CHECK(SIGBUS == sig, "a read at the end of the reservation: signal %d", sig);
     dp = kl_counter("export_pages_pinned") - pinned0;
     dm = kl_counter("export_pages_mapped") - mapped0;
@@ -848,7 +805,7 @@ static void whole_space_child(void *p)
             break;
         }
         for (size_t i = 0; i < LEN / 8; i += 4099) {
-            bad += load(&at[i], &v) || 0x3131 != v;
+            bad += kl_load64(&at[i], &v) || 0x3131 != v;
             reads++;
         }
         munmap(at, LEN);   /* an attachment inside its own export goes */
