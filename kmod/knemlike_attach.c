@@ -28,10 +28,12 @@
  * Locks: see knemlike_attach_fault(). No mmap lock of another process is ever taken
  * under the caller's own.
  */
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
 #include <linux/sched/signal.h>
@@ -104,6 +106,30 @@ void knemlike_attach_exit(void)
 void knemlike_attach_open(struct file *file)
 {
 	file->f_mapping = knemlike_inode->i_mapping;
+}
+
+/*
+ * A file of the module's pseudo filesystem with an address_space of its own, for an
+ * export's attachments to map (knemlike_export.c): unmapping a range of it finds every
+ * attachment, in every process. It holds the module while it lives (fops->owner). No
+ * one can open it again (its inode has no file operations of its own).
+ */
+struct file *knemlike_pseudo_file(const struct file_operations *fops, void *private)
+{
+	struct inode *inode = alloc_anon_inode(knemlike_mnt->mnt_sb);
+	struct file *file;
+
+	if (IS_ERR(inode))
+		return ERR_CAST(inode);
+	__module_get(fops->owner);	/* put by the file's last fput */
+	file = alloc_file_pseudo(inode, knemlike_mnt, "knemlike-export", O_RDWR, fops);
+	if (IS_ERR(file)) {
+		module_put(fops->owner);
+		iput(inode);
+		return file;
+	}
+	file->private_data = private;
+	return file;
 }
 
 static unsigned long knemlike_window(const struct knemlike_region *region)
@@ -312,6 +338,21 @@ static const struct vm_operations_struct knemlike_attach_vm_ops = {
 };
 
 /*
+ * What every attachment is, of a region or of an export: never inherited, never grown,
+ * never executable, writable only as granted, out of reach of get_user_pages.
+ */
+void knemlike_attach_seal(struct vm_area_struct *vma, bool writable)
+{
+	/* VM_IO too: madvise(MADV_DOFORK) clears VM_DONTCOPY except on VM_IO mappings, so
+	 * without it an attachment could be carried into a child by fork.
+	 */
+	knemlike_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			      VM_DONTCOPY);
+	/* Never executable (READ_IMPLIES_EXEC asks for it), writable only as granted. */
+	knemlike_vm_flags_clear(vma, VM_EXEC | VM_MAYEXEC | (writable ? 0 : VM_MAYWRITE));
+}
+
+/*
  * mmap of the device: only the window of a grant this open file holds, whole, with no
  * more access than the grant's. Returns -EACCES otherwise (a guessed window included).
  */
@@ -336,13 +377,7 @@ int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma)
 	mutex_unlock(&kf->lock);
 	if (!found)
 		return -EACCES;
-	/* VM_IO too: madvise(MADV_DOFORK) clears VM_DONTCOPY except on VM_IO mappings, so
-	 * without it an attachment could be carried into a child by fork.
-	 */
-	knemlike_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
-			      VM_DONTCOPY);
-	/* Never executable (READ_IMPLIES_EXEC asks for it), writable only as granted. */
-	knemlike_vm_flags_clear(vma, VM_EXEC | VM_MAYEXEC | (found->writable ? 0 : VM_MAYWRITE));
+	knemlike_attach_seal(vma, found->writable);
 	vma->vm_private_data = found;	/* the grant's reference passes to the VMA */
 	vma->vm_ops = &knemlike_attach_vm_ops;
 	return 0;

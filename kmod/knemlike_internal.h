@@ -10,12 +10,14 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/uidgid.h>
+#include <linux/xarray.h>
 #include <linux/knemlike.h>
 
 struct file;
@@ -54,6 +56,7 @@ struct knemlike_file {
 	struct list_head regions;
 	unsigned int nr_regions;
 	struct list_head grants;	/* attachments being mapped (knemlike_attach.c) */
+	struct list_head exports;	/* export->file_link; counted in nr_regions too */
 };
 
 void knemlike_file_put(struct knemlike_file *kf);
@@ -102,6 +105,47 @@ struct knemlike_region {
 	struct rcu_head rcu;		/* freed after a grace period: lookups take no lock */
 };
 
+/*
+ * An export: a range of its owner's address space that peers holding its cookie map
+ * (knemlike_export.c, knemlike_export_attach.c). Nothing of it is pinned; what peers
+ * have mapped is recorded per page (mapped), so that a change of the owner's mapping
+ * unmaps exactly that, and so that a change where nothing was mapped (an attachment of
+ * the owner's own, above all) unmaps nothing.
+ *
+ * Linked (on its file's list and in the index) from creation until DESTROY or close,
+ * which holds one reference; each lookup in progress and each attachment holds one.
+ * Freed after an RCU grace period: lookups take no lock.
+ */
+struct knemlike_export {
+	struct kref ref;
+	u64 id;				/* cookie: index (low 32 bits), 32 random bits */
+	u64 secret[2];			/* cookie: 128 random bits */
+	u32 index;			/* key in the index */
+	u32 flags;			/* KNEMLIKE_EXPORT_* */
+	kuid_t owner_uid;		/* effective uid of the creator */
+	unsigned long start;		/* the owner's range: page aligned */
+	unsigned long nr_pages;
+	/* The owner's address space: valid while not retired, read under revoke. */
+	struct mm_struct *mm;
+	struct knemlike_owner *owner;	/* referenced */
+	struct list_head owner_link;	/* in owner->exports until freed or orphaned */
+	struct knemlike_file *file;	/* the open file it belongs to (referenced) */
+	struct list_head file_link;	/* in file->exports; empty once unlinked */
+	struct file *map_file;		/* attachments map it: its address_space finds them */
+	struct mmu_interval_notifier mni;	/* over [start, start + nr_pages pages) */
+	struct rw_semaphore revoke;	/* read: a take of the owner's pages; write: retire */
+	struct rw_semaphore sem;	/* read: mapping pages; write: the notifier, retire */
+	bool retired;			/* no page is mapped any more (written under both) */
+	bool orphaned;			/* retired because its owner's address space went */
+	bool owner_gone;		/* the notifier saw the address space's release */
+	struct xarray mapped;		/* chunk of 256 pages -> bitmap of pages mapped */
+	struct mutex grant_lock;	/* protects grants */
+	struct list_head grants;	/* attachments being mapped (knemlike_export_attach.c) */
+	struct knemlike_user *user;	/* charged: user_cost bytes against max_user_kb */
+	atomic_long_t user_cost;
+	struct rcu_head rcu;
+};
+
 /* knemlike_region.c */
 int knemlike_regions_init(void);
 void knemlike_regions_exit(void);
@@ -113,6 +157,9 @@ void knemlike_region_put(struct knemlike_region *region);
 bool knemlike_region_unlink(struct knemlike_region *region);
 
 void knemlike_region_orphan(struct knemlike_region *region);
+struct knemlike_user *knemlike_user_get(kuid_t uid);
+int knemlike_user_add(struct knemlike_user *user, unsigned long bytes);
+void knemlike_user_sub(struct knemlike_user *user, unsigned long bytes);
 
 /* knemlike_owner.c */
 struct knemlike_owner;
@@ -121,6 +168,8 @@ void knemlike_owners_exit(void);
 struct knemlike_owner *knemlike_owner_get(void);
 void knemlike_owner_add_region(struct knemlike_region *region);
 void knemlike_owner_put_region(struct knemlike_region *region);
+void knemlike_owner_add_export(struct knemlike_export *export);
+void knemlike_owner_put_export(struct knemlike_export *export);
 
 /* knemlike_copy.c */
 int knemlike_copy(struct knemlike_copy *req);
@@ -156,6 +205,25 @@ int knemlike_attach(struct file *file, struct knemlike_attach *req);
 int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma);
 void knemlike_attach_zap(struct knemlike_region *region);
 void knemlike_attach_release(struct knemlike_file *kf);
+void knemlike_attach_seal(struct vm_area_struct *vma, bool writable);
+struct file *knemlike_pseudo_file(const struct file_operations *fops, void *private);
+
+/* knemlike_export.c */
+#define KNEMLIKE_EXPORT_CHUNK_SHIFT	8	/* pages per bitmap of what is mapped: 256 */
+int knemlike_exports_init(void);
+void knemlike_exports_exit(void);
+int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_create *req);
+int knemlike_export_destroy(struct knemlike_file *kf, const struct knemlike_export_cookie *c);
+void knemlike_file_release_exports(struct knemlike_file *kf);
+struct knemlike_export *knemlike_export_get(const struct knemlike_export_cookie *c);
+void knemlike_export_put(struct knemlike_export *export);
+void knemlike_export_orphan(struct knemlike_export *export);
+int knemlike_export_track(struct knemlike_export *export, unsigned long page);
+unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page);
+
+/* knemlike_export_attach.c */
+int knemlike_export_attach(struct knemlike_export_attach *req);
+int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* knemlike_stats.c: counters an administrator reads in sysfs. Per CPU, so that copies
  * on different CPUs never write the same cache line; sysfs shows the sum. Gauges
@@ -177,6 +245,13 @@ struct knemlike_stats {
 	s64 attach_revokes;	/* times a region's attachments were unmapped */
 	s64 owners_live;	/* address spaces with regions, watched for their end */
 	s64 regions_orphaned;	/* regions retired because their owner's address space went */
+	s64 exports_live;	/* exports not yet freed */
+	s64 exports_orphaned;	/* exports retired because their owner's address space went */
+	s64 export_faults;	/* touches of export attachments that mapped pages */
+	s64 export_pages_mapped;	/* pages those touches mapped */
+	s64 export_pages_pinned;	/* owner pages pinned now, while a touch maps them */
+	s64 export_zaps;	/* unmappings of an export's attachments (notifier, destroy) */
+	s64 export_cookie_misses;	/* export cookies that named nothing (guesses?) */
 	s64 refused_bad_request;
 	s64 refused_limit;
 	s64 refused_no_region;

@@ -95,6 +95,7 @@ static int knemlike_open(struct inode *inode, struct file *file)
 	mutex_init(&kf->lock);
 	INIT_LIST_HEAD(&kf->regions);
 	INIT_LIST_HEAD(&kf->grants);
+	INIT_LIST_HEAD(&kf->exports);
 	file->private_data = kf;
 	knemlike_attach_open(file);
 	return 0;
@@ -119,6 +120,7 @@ static int knemlike_release(struct inode *inode, struct file *file)
 
 	knemlike_attach_release(kf);
 	knemlike_file_release_regions(kf);
+	knemlike_file_release_exports(kf);
 	knemlike_file_put(kf);
 	return 0;
 }
@@ -129,7 +131,8 @@ static long knemlike_ioctl_get_info(void __user *uarg)
 		.abi_version = KNEMLIKE_ABI_VERSION,
 		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING |
 			    (IS_ENABLED(CONFIG_MMU_NOTIFIER) ?
-			     KNEMLIKE_FEATURE_HOLD_PAGES | KNEMLIKE_FEATURE_ATTACH : 0),
+			     KNEMLIKE_FEATURE_HOLD_PAGES | KNEMLIKE_FEATURE_ATTACH |
+			     KNEMLIKE_FEATURE_EXPORT : 0),
 		.max_segments = READ_ONCE(knemlike_max_segments),
 		.max_regions_per_file = READ_ONCE(knemlike_max_regions_per_file),
 		.max_region_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20,
@@ -197,6 +200,51 @@ static long knemlike_ioctl_attach(struct file *file, void __user *uarg)
 	return 0;
 }
 
+static long knemlike_ioctl_export(struct knemlike_file *kf, void __user *uarg)
+{
+	struct knemlike_export_create req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	err = knemlike_export_create(kf, &req);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		/* The caller never learns the cookie: take the export back. */
+		knemlike_export_destroy(kf, &req.cookie);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long knemlike_ioctl_export_destroy(struct knemlike_file *kf, void __user *uarg)
+{
+	struct knemlike_export_destroy req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	return knemlike_export_destroy(kf, &req.cookie);
+}
+
+static long knemlike_ioctl_export_attach(void __user *uarg)
+{
+	struct knemlike_export_attach req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	err = knemlike_export_attach(&req);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		/* The caller never learns where: take the mapping back. */
+		vm_munmap(req.addr, req.len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct knemlike_file *kf = file->private_data;
@@ -218,6 +266,15 @@ static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		break;
 	case KNEMLIKE_IOC_ATTACH:
 		err = knemlike_ioctl_attach(file, uarg);
+		break;
+	case KNEMLIKE_IOC_EXPORT:
+		err = knemlike_ioctl_export(kf, uarg);
+		break;
+	case KNEMLIKE_IOC_EXPORT_DESTROY:
+		err = knemlike_ioctl_export_destroy(kf, uarg);
+		break;
+	case KNEMLIKE_IOC_EXPORT_ATTACH:
+		err = knemlike_ioctl_export_attach(uarg);
 		break;
 	default:
 		err = -ENOTTY;
@@ -259,6 +316,10 @@ static int __init knemlike_init(void)
 	BUILD_BUG_ON(sizeof(struct knemlike_destroy) != 8);
 	BUILD_BUG_ON(sizeof(struct knemlike_copy) != 48);
 	BUILD_BUG_ON(sizeof(struct knemlike_attach) != 40);
+	BUILD_BUG_ON(sizeof(struct knemlike_export_cookie) != 24);
+	BUILD_BUG_ON(sizeof(struct knemlike_export_create) != 48);
+	BUILD_BUG_ON(sizeof(struct knemlike_export_destroy) != 24);
+	BUILD_BUG_ON(sizeof(struct knemlike_export_attach) != 56);
 
 	if (!knemlike_max_user_kb)	/* not given at load: 1/32 of RAM, at least 1 MiB */
 		knemlike_max_user_kb = clamp_t(unsigned long,
@@ -279,13 +340,18 @@ static int __init knemlike_init(void)
 	err = knemlike_attach_init();
 	if (err)
 		goto out_owners;
-	err = misc_register(&knemlike_misc);
+	err = knemlike_exports_init();
 	if (err)
 		goto out_attach;
+	err = misc_register(&knemlike_misc);
+	if (err)
+		goto out_exports;
 	pr_info("knemlike: ABI %u, /dev/%s ready%s\n", KNEMLIKE_ABI_VERSION,
 		KNEMLIKE_DEVICE_NAME, knemlike_debug_slab ? " (debug_slab)" : "");
 	return 0;
 
+out_exports:
+	knemlike_exports_exit();
 out_attach:
 	knemlike_attach_exit();
 out_owners:
@@ -302,6 +368,7 @@ static void __exit knemlike_exit(void)
 	misc_deregister(&knemlike_misc);
 	knemlike_owners_exit();
 	knemlike_held_exit();
+	knemlike_exports_exit();
 	knemlike_attach_exit();
 	knemlike_regions_exit();
 	kmem_cache_destroy(knemlike_file_cache);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * knemlike: owners -- the address spaces regions are created in, and what happens to
- * their regions when one is torn down.
+ * knemlike: owners -- the address spaces regions and exports are created in, and what
+ * happens to them when one is torn down. (Exports are treated as regions are: below,
+ * "region" stands for both; knemlike_export_orphan() is their knemlike_region_orphan().)
  *
  * A region names memory of its creator's address space. It must not keep that address
  * space allocated after the creator has exited or exec'd: such a region can serve
@@ -37,8 +38,9 @@
 struct knemlike_owner {
 	struct kref ref;
 	struct mm_struct *mm;
-	spinlock_t lock;		/* protects regions */
+	spinlock_t lock;		/* protects regions and exports */
 	struct list_head regions;	/* region->owner_link: its regions not yet orphaned */
+	struct list_head exports;	/* export->owner_link: its exports not yet orphaned */
 #ifdef CONFIG_MMU_NOTIFIER
 	struct mmu_notifier mn;
 	struct hlist_node node;		/* in knemlike_owners while registered */
@@ -83,6 +85,27 @@ void knemlike_owner_add_region(struct knemlike_region *region)
 	spin_unlock(&owner->lock);
 }
 
+/* The export stops being one of its owner's: it is freed, or it was orphaned. */
+void knemlike_owner_put_export(struct knemlike_export *export)
+{
+	struct knemlike_owner *owner = export->owner;
+
+	spin_lock(&owner->lock);
+	list_del_init(&export->owner_link);
+	spin_unlock(&owner->lock);
+	knemlike_owner_put(owner);
+}
+
+/* The export, made in owner's address space, is one of its exports from now on. */
+void knemlike_owner_add_export(struct knemlike_export *export)
+{
+	struct knemlike_owner *owner = export->owner;
+
+	spin_lock(&owner->lock);
+	list_add(&export->owner_link, &owner->exports);
+	spin_unlock(&owner->lock);
+}
+
 #ifdef CONFIG_MMU_NOTIFIER
 
 #define KNEMLIKE_OWNER_HASH_BITS	8
@@ -105,7 +128,31 @@ static const struct mmu_notifier_ops knemlike_owner_ops = {
 	.release = knemlike_owner_release,
 };
 
-/* The address space is gone: orphan every region of it, then let the mm go. */
+/* Orphan every export of the owner (the same walk as for its regions, below). */
+static void knemlike_owner_orphan_exports(struct knemlike_owner *owner)
+{
+	struct knemlike_export *export;
+
+	for (;;) {
+		spin_lock(&owner->lock);
+		export = list_first_entry_or_null(&owner->exports, struct knemlike_export,
+						  owner_link);
+		if (export) {
+			list_del_init(&export->owner_link);
+			if (!kref_get_unless_zero(&export->ref))
+				export = ERR_PTR(-ENOENT);
+		}
+		spin_unlock(&owner->lock);
+		if (!export)
+			break;
+		if (!IS_ERR(export)) {
+			knemlike_export_orphan(export);
+			knemlike_export_put(export);
+		}
+	}
+}
+
+/* The address space is gone: orphan every region and export of it, then let the mm go. */
 static void knemlike_owner_gone(struct work_struct *work)
 {
 	struct knemlike_owner *owner = container_of(work, struct knemlike_owner, work);
@@ -130,6 +177,7 @@ static void knemlike_owner_gone(struct work_struct *work)
 			knemlike_region_put(region);
 		}
 	}
+	knemlike_owner_orphan_exports(owner);
 	/* Unless the module's exit unregistered it first. */
 	mutex_lock(&knemlike_owners_lock);
 	registered = !hlist_unhashed(&owner->node);
@@ -180,6 +228,7 @@ struct knemlike_owner *knemlike_owner_get(void)
 	owner->mm = mm;
 	spin_lock_init(&owner->lock);
 	INIT_LIST_HEAD(&owner->regions);
+	INIT_LIST_HEAD(&owner->exports);
 	INIT_HLIST_NODE(&owner->node);
 	INIT_WORK(&owner->work, knemlike_owner_gone);
 	owner->mn.ops = &knemlike_owner_ops;
@@ -232,7 +281,7 @@ void knemlike_owners_exit(void)
 			break;
 		set_bit(0, &owner->released);	/* unregistering calls release: no queue */
 		mmu_notifier_unregister(&owner->mn, owner->mm);
-		WARN_ON(!list_empty(&owner->regions));
+		WARN_ON(!list_empty(&owner->regions) || !list_empty(&owner->exports));
 		knemlike_count_add(owners_live, -1);
 		knemlike_owner_put(owner);
 	}
@@ -251,6 +300,7 @@ struct knemlike_owner *knemlike_owner_get(void)
 	owner->mm = current->mm;
 	spin_lock_init(&owner->lock);
 	INIT_LIST_HEAD(&owner->regions);
+	INIT_LIST_HEAD(&owner->exports);
 	mmgrab(owner->mm);
 	return owner;
 }

@@ -68,7 +68,8 @@ void knemlike_regions_exit(void)
 	kmem_cache_destroy(knemlike_region_cache);
 }
 
-static struct knemlike_user *knemlike_user_get(kuid_t uid)
+/* The accounting entry of uid, made at its first use; NULL when out of memory. */
+struct knemlike_user *knemlike_user_get(kuid_t uid)
 {
 	unsigned long key = from_kuid(&init_user_ns, uid);
 	struct knemlike_user *user = xa_load(&knemlike_users, key), *old;
@@ -100,19 +101,35 @@ static unsigned long knemlike_region_cost(const struct knemlike_region *region)
 	return cost;
 }
 
+/* Count bytes of kernel memory against the user's max_user_kb: 0 or -ENOSPC. */
+int knemlike_user_add(struct knemlike_user *user, unsigned long bytes)
+{
+	unsigned long limit = (unsigned long)READ_ONCE(knemlike_max_user_kb) << 10;
+
+	if (atomic_long_add_return(bytes, &user->bytes) > limit) {
+		atomic_long_sub(bytes, &user->bytes);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void knemlike_user_sub(struct knemlike_user *user, unsigned long bytes)
+{
+	atomic_long_sub(bytes, &user->bytes);
+}
+
 /* Charge the region to its creator's uid; -ENOSPC over max_user_kb. */
 static int knemlike_user_charge(struct knemlike_region *region)
 {
-	unsigned long limit = (unsigned long)READ_ONCE(knemlike_max_user_kb) << 10;
 	struct knemlike_user *user = knemlike_user_get(region->owner_uid);
 	unsigned long cost = knemlike_region_cost(region);
+	int err;
 
 	if (!user)
 		return -ENOMEM;
-	if (atomic_long_add_return(cost, &user->bytes) > limit) {
-		atomic_long_sub(cost, &user->bytes);
-		return -ENOSPC;
-	}
+	err = knemlike_user_add(user, cost);
+	if (err)
+		return err;
 	region->user = user;
 	region->user_cost = cost;
 	return 0;
@@ -121,7 +138,7 @@ static int knemlike_user_charge(struct knemlike_region *region)
 static void knemlike_user_uncharge(struct knemlike_region *region)
 {
 	if (region->user)
-		atomic_long_sub(region->user_cost, &region->user->bytes);
+		knemlike_user_sub(region->user, region->user_cost);
 	region->user = NULL;
 }
 

@@ -79,6 +79,13 @@ KNEMLIKE_COUNTER_ATTR(attach_faults);
 KNEMLIKE_COUNTER_ATTR(attach_revokes);
 KNEMLIKE_COUNTER_ATTR(owners_live);
 KNEMLIKE_COUNTER_ATTR(regions_orphaned);
+KNEMLIKE_COUNTER_ATTR(exports_live);
+KNEMLIKE_COUNTER_ATTR(exports_orphaned);
+KNEMLIKE_COUNTER_ATTR(export_faults);
+KNEMLIKE_COUNTER_ATTR(export_pages_mapped);
+KNEMLIKE_COUNTER_ATTR(export_pages_pinned);
+KNEMLIKE_COUNTER_ATTR(export_zaps);
+KNEMLIKE_COUNTER_ATTR(export_cookie_misses);
 KNEMLIKE_COUNTER_ATTR(refused_bad_request);
 KNEMLIKE_COUNTER_ATTR(refused_limit);
 KNEMLIKE_COUNTER_ATTR(refused_no_region);
@@ -102,6 +109,13 @@ static struct attribute *knemlike_stats_attrs[] = {
 	&dev_attr_attach_revokes.attr,
 	&dev_attr_owners_live.attr,
 	&dev_attr_regions_orphaned.attr,
+	&dev_attr_exports_live.attr,
+	&dev_attr_exports_orphaned.attr,
+	&dev_attr_export_faults.attr,
+	&dev_attr_export_pages_mapped.attr,
+	&dev_attr_export_pages_pinned.attr,
+	&dev_attr_export_zaps.attr,
+	&dev_attr_export_cookie_misses.attr,
 	&dev_attr_refused_bad_request.attr,
 	&dev_attr_refused_limit.attr,
 	&dev_attr_refused_no_region.attr,

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +161,37 @@ static inline int kl_attach(int fd, uint64_t cookie, uint32_t prot, uint32_t fla
     return rc;
 }
 
+/* KNEMLIKE_IOC_EXPORT: 0 or -errno; the cookie in *cookie. */
+static inline int kl_export(int fd, void *addr, size_t len, uint32_t flags,
+                            struct knemlike_export_cookie *cookie)
+{
+    struct knemlike_export_create e = {.addr = (uintptr_t) addr, .len = len, .flags = flags};
+    int rc = kl_ioctl(fd, KNEMLIKE_IOC_EXPORT, &e);
+    if (0 == rc && cookie) {
+        *cookie = e.cookie;
+    }
+    return rc;
+}
+
+static inline int kl_export_destroy(int fd, const struct knemlike_export_cookie *cookie)
+{
+    struct knemlike_export_destroy d = {.cookie = *cookie};
+    return kl_ioctl(fd, KNEMLIKE_IOC_EXPORT_DESTROY, &d);
+}
+
+/* KNEMLIKE_IOC_EXPORT_ATTACH of [offset, offset + len): 0 or -errno; where in *addr. */
+static inline int kl_export_attach(int fd, const struct knemlike_export_cookie *cookie,
+                                   uint64_t offset, uint64_t len, uint32_t prot, void **addr)
+{
+    struct knemlike_export_attach a = {.cookie = *cookie, .offset = offset, .len = len,
+                                       .prot = prot};
+    int rc = kl_ioctl(fd, KNEMLIKE_IOC_EXPORT_ATTACH, &a);
+    if (addr) {
+        *addr = rc ? NULL : (void *) (uintptr_t) a.addr;
+    }
+    return rc;
+}
+
 /* A copy run in a thread of its own (kl_copier_run as its start routine), from or to one
  * local buffer: its result, its count, and whether it has ended. */
 struct kl_copier {
@@ -240,6 +273,62 @@ static inline void kl_xread(int fd, void *buf, size_t n)
         perror("read");
         _exit(2);
     }
+}
+
+/* ---- touches of memory that may fault, each reporting the signal it got (per thread:
+ * kl_catch_faults() once per process, then any thread may touch) ---- */
+
+static __thread sigjmp_buf kl_touch_env;
+static __thread volatile sig_atomic_t kl_touch_sig;
+
+static void kl_on_fault(int sig)
+{
+    kl_touch_sig = sig;
+    siglongjmp(kl_touch_env, 1);
+}
+
+static inline void kl_catch_faults(void)
+{
+    struct sigaction sa = {.sa_handler = kl_on_fault};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+/* Read the byte at p: 0 and *byte, or the signal the read got. */
+static inline int kl_touch(const volatile uint8_t *p, uint8_t *byte)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        uint8_t b = *p;
+        if (byte) {
+            *byte = b;
+        }
+    }
+    return kl_touch_sig;
+}
+
+/* Read the word at p: 0 and *v, or the signal the read got. */
+static inline int kl_load64(const volatile uint64_t *p, uint64_t *v)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        uint64_t x = *p;
+        if (v) {
+            *v = x;
+        }
+    }
+    return kl_touch_sig;
+}
+
+/* Store v at p: 0, or the signal the store got. */
+static inline int kl_store64(volatile uint64_t *p, uint64_t v)
+{
+    kl_touch_sig = 0;
+    if (!sigsetjmp(kl_touch_env, 1)) {
+        *p = v;
+    }
+    return kl_touch_sig;
 }
 
 /* Set a module parameter (the guest runs as root); returns 0 or -errno. */

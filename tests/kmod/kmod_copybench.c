@@ -69,6 +69,7 @@ int main(int argc, char **argv)
     int to_child[2], to_parent[2];
     uint8_t *owner = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     uint64_t cookie[2] = {0, 0};
+    struct knemlike_export_cookie xc = {0, {0, 0}};
     const uint32_t rw = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE;
 
     if (MAP_FAILED == owner || pipe(to_child) || pipe(to_parent)) {
@@ -90,7 +91,11 @@ int main(int argc, char **argv)
         if (kl_create1(fd, owner, max, rw, KNEMLIKE_FLAG_HOLD_PAGES, &cookie[1])) {
             cookie[1] = 0; /* a kernel without MMU notifiers: those columns are nan */
         }
+        if (kl_export(fd, owner, max, 0, &xc)) {
+            memset(&xc, 0, sizeof(xc)); /* before ABI 3: the export columns are nan */
+        }
         kl_xwrite(to_parent[1], cookie, sizeof(cookie));
+        kl_xwrite(to_parent[1], &xc, sizeof(xc));
         kl_xread(to_child[0], &go, 1);
         _exit(0);
     }
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
     uint8_t *back = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     double *t = calloc(reps, sizeof(*t));
     kl_xread(to_parent[0], cookie, sizeof(cookie));
+    kl_xread(to_parent[0], &xc, sizeof(xc));
     if (0 == cookie[0] || MAP_FAILED == local || MAP_FAILED == back || NULL == t) {
         fprintf(stderr, "kmod_copybench: no region or no memory\n");
         return 2;
@@ -116,11 +122,23 @@ int main(int argc, char **argv)
             errors += mapped[i] != owner[i];
         }
     }
+    /* the owner's export mapped here once, read-write, every page touched: a cached
+     * attachment (none before ABI 3: nan) */
+    uint8_t *exported = NULL;
+    if (xc.secret[0] | xc.secret[1]) {
+        void *x;
+        if (0 == kl_export_attach(fd, &xc, 0, max, rw, &x)) {
+            exported = x;
+            for (size_t i = 0; i < max; i += 4096) {
+                errors += exported[i] != owner[i];
+            }
+        }
+    }
     enum { SYSCALL, MEMCPY, CMA_R, KL_R, HELD_R, CMA_W, KL_W, HELD_W, FRESH, ATT_R, ATT_W,
-           ATT_FIRST, ATT_ONLY, NCOL };
+           ATT_FIRST, ATT_ONLY, EXP_R, EXP_W, EXP_FIRST, NCOL };
     printf("# size_bytes syscall memcpy cma_read knemlike_read held_read cma_write "
            "knemlike_write held_write held_fresh attached_read attached_write attach_first "
-           "attach_only (us, median of %d)\n", reps);
+           "attach_only export_read export_write export_first (us, median of %d)\n", reps);
     for (size_t size = 4096; size <= max; size *= 4) {
         /* enough operations per sample (16 MiB) that reading the clock, a system call
          * of its own where there is no vDSO (UML), does not count */
@@ -128,10 +146,11 @@ int main(int argc, char **argv)
         double us[NCOL];
         for (int how = 0; how < NCOL; ++how) {
             int held = HELD_R == how || HELD_W == how || FRESH == how;
-            int attach = how >= ATT_R;
-            int write = CMA_W == how || KL_W == how || HELD_W == how || ATT_W == how;
+            int attach = how >= ATT_R && how <= ATT_ONLY, export = how >= EXP_R;
+            int write = CMA_W == how || KL_W == how || HELD_W == how || ATT_W == how ||
+                        EXP_W == how;
             us[how] = NAN;
-            if ((held && 0 == cookie[1]) || (attach && !mapped)) {
+            if ((held && 0 == cookie[1]) || (attach && !mapped) || (export && !exported)) {
                 continue;
             }
             if (write) {
@@ -140,7 +159,8 @@ int main(int argc, char **argv)
             /* a system call alone: as many as make the clock's own call not count; a
              * fresh attachment's first touch faults every page (in UML, through the host:
              * milliseconds), so a few of them are enough */
-            const int iters = SYSCALL == how ? 1000 : ATT_FIRST == how && each > 4 ? 4 : each;
+            const int iters = SYSCALL == how ? 1000 :
+                              (ATT_FIRST == how || EXP_FIRST == how) && each > 4 ? 4 : each;
             for (int r = 0; r < reps; ++r) {
                 struct iovec l = {local, size}, rm = {owner, size};
                 double t0 = now_us();
@@ -182,6 +202,19 @@ int main(int argc, char **argv)
                         }
                         errors += 0 != munmap((void *) (uintptr_t) a.map_addr, a.map_len);
                         break;
+                    case EXP_R: memcpy(local, exported, size); break;
+                    case EXP_W: memcpy(exported, local, size); break;
+                    case EXP_FIRST: { /* a new attachment of the export: every page faulted */
+                        void *x;
+                        if (kl_export_attach(fd, &xc, 0, (size + 4095) & ~4095UL,
+                                             KNEMLIKE_PROT_READ, &x)) {
+                            errors++;
+                            break;
+                        }
+                        memcpy(local, x, size);
+                        errors += 0 != munmap(x, (size + 4095) & ~4095UL);
+                        break;
+                    }
                     }
                 }
                 t[r] = (now_us() - t0) / iters;

@@ -17,7 +17,6 @@
 #include "kl.h"
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,38 +31,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- a touch that reports the signal it got (per thread) ---- */
-
-static __thread sigjmp_buf touch_env;
-static __thread volatile sig_atomic_t touch_sig;
-
-static void on_fault(int sig)
-{
-    touch_sig = sig;
-    siglongjmp(touch_env, 1);
-}
-
-static void catch_faults(void)
-{
-    struct sigaction sa = {.sa_handler = on_fault};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGSEGV, &sa, NULL);
-}
-
-/* Read the byte at p: 0 and *byte, or the signal the read got. */
-static int touch(const volatile uint8_t *p, uint8_t *byte)
-{
-    touch_sig = 0;
-    if (!sigsetjmp(touch_env, 1)) {
-        uint8_t b = *p;
-        if (byte) {
-            *byte = b;
-        }
-    }
-    return touch_sig;
 }
 
 /* ---- holes ---- */
@@ -103,12 +70,12 @@ static void *toucher(void *arg)
     struct storm *s = arg;
     uint8_t expect[PAGE], b;
     kl_fill(expect, PAGE, 9);   /* the owner's first page, filled from seed 9 */
-    catch_faults();
+    kl_catch_faults();
     for (unsigned i = 0; !s->stop; i++) {
-        int sig = touch(s->att + HOLE_AT + (i % (HOLE_LEN / PAGE)) * PAGE, NULL);
+        int sig = kl_touch(s->att + HOLE_AT + (i % (HOLE_LEN / PAGE)) * PAGE, NULL);
         __atomic_add_fetch(SIGBUS == sig ? &s->holes_sigbus : &s->holes_other, 1,
                            __ATOMIC_RELAXED);
-        sig = touch(s->att + (i % PAGE), &b);
+        sig = kl_touch(s->att + (i % PAGE), &b);
         __atomic_add_fetch(sig || b != expect[i % PAGE] ? &s->good_wrong : &s->good_reads,
                            1, __ATOMIC_RELAXED);
     }
@@ -242,18 +209,18 @@ static void holes_two_processes(void)
 static void holes_cost(int fd)
 {
     SECTION("what touching a hole costs the owner");
-    catch_faults();
+    kl_catch_faults();
     uint8_t *buf, b;
     struct knemlike_attach a;
     uint64_t cookie = holed_region(fd, &buf);
     CHECK(0 == kl_attach(fd, cookie, RD, 0, &a), "attach");
     const uint8_t *att = (const uint8_t *) (uintptr_t) a.addr;
-    CHECK(SIGBUS == touch(att + HOLE_AT, NULL), "the hole's first touch: SIGBUS");
-    CHECK(0 == touch(att + HLEN - 1, &b) && b == buf[HLEN - 1], "a page after the hole");
+    CHECK(SIGBUS == kl_touch(att + HOLE_AT, NULL), "the hole's first touch: SIGBUS");
+    CHECK(0 == kl_touch(att + HLEN - 1, &b) && b == buf[HLEN - 1], "a page after the hole");
     long long takes = kl_counter("held_takes"), drops = kl_counter("held_drops");
     int sigbus = 0;
     for (int i = 0; i < 500; i++) {
-        sigbus += SIGBUS == touch(att + HOLE_AT + (i % (HOLE_LEN / PAGE)) * PAGE, NULL);
+        sigbus += SIGBUS == kl_touch(att + HOLE_AT + (i % (HOLE_LEN / PAGE)) * PAGE, NULL);
     }
     long long dt = kl_counter("held_takes") - takes, dd = kl_counter("held_drops") - drops;
     CHECK(500 == sigbus, "500 touches of the hole: %d got SIGBUS", sigbus);
@@ -268,7 +235,7 @@ static void holes_cost(int fd)
     kl_fill(expect, HOLE_LEN, 77);
     int wrong = 0;
     for (size_t off = 0; off < HOLE_LEN; off += 1000) {
-        wrong += touch(att + HOLE_AT + off, &b) || b != expect[off];
+        wrong += kl_touch(att + HOLE_AT + off, &b) || b != expect[off];
     }
     CHECK(0 == wrong, "memory mapped into the hole: %d of its reads wrong", wrong);
     dt = kl_counter("held_takes") - takes;
@@ -302,9 +269,9 @@ static void no_fork(int fd)
     }
     pid_t pid = fork();
     if (0 == pid) {
-        catch_faults();
+        kl_catch_faults();
         uint8_t b;
-        int sig = touch((const uint8_t *) (uintptr_t) a.addr, &b);
+        int sig = kl_touch((const uint8_t *) (uintptr_t) a.addr, &b);
         _exit(SIGSEGV == sig ? 0 : sig ? 1 : 2);
     }
     int st;

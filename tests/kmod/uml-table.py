@@ -14,7 +14,9 @@ Ratios, each from the medians of the same run:
                 calls more than a copy, which are taken off) against CMA.
 A second table, for attachments: a copy through the mapping against a memcpy within one
 process and against CMA, and what attaching (with the faults of a first copy) costs
-against one copy ioctl from a held region.
+against one copy ioctl from a held region. A third, for exports: a copy through a cached
+attachment of the owner's export against a memcpy, and a fresh attachment's first touch
+(attach, a copy that faults every page, munmap) per page.
 Exit status 1 if a file holds no complete table (a boot that failed).
 """
 import argparse
@@ -24,7 +26,7 @@ import sys
 
 COLS = ["syscall", "memcpy", "cma_read", "knemlike_read", "held_read", "cma_write",
         "knemlike_write", "held_write", "held_fresh", "attached_read", "attached_write",
-        "attach_first", "attach_only"]
+        "attach_first", "attach_only", "export_read", "export_write", "export_first"]
 
 
 def read(path):
@@ -99,6 +101,22 @@ def main():
                 size_name(s), mc, ar, m[c["attached_write"]], m[c["cma_read"]],
                 m[c["held_read"]], m[c["attach_first"]], m[c["attach_only"]], ratio(ar, mc),
                 ratio(m[c["cma_read"]], ar), ratio(m[c["attach_first"]], m[c["held_read"]])))
+    if any(not math.isnan(med[s][c["export_read"]]) for s in sizes):
+        print()
+        print("Exports (KNEMLIKE_IOC_EXPORT_ATTACH): a copy through a cached attachment of the "
+              "owner's export is a memcpy; 'first' is attach + a copy that faults every page "
+              "in + munmap, and per page what that costs.")
+        print()
+        print("| size | memcpy | export read | export write | export read/memcpy | "
+              "export write/memcpy | first (attach, copy, unmap) | first per page |")
+        print("| ---: " * 8 + "|")
+        for s in sizes:
+            m = med[s]
+            er, ew, mc, ef = (m[c["export_read"]], m[c["export_write"]], m[c["memcpy"]],
+                              m[c["export_first"]])
+            print("| %s | %.1f | %.1f | %.1f | %s | %s | %.1f | %.2f |" % (
+                size_name(s), mc, er, ew, ratio(er, mc), ratio(ew, mc), ef,
+                ef / max(1, s // 4096)))
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

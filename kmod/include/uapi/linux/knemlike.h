@@ -39,6 +39,7 @@
  *           bit is then clear)
  *   ENOMEM  the kernel (or the caller's memory cgroup) is out of memory
  *   ENOTTY  unknown ioctl command (including a known one with the wrong size)
+ * The export ioctls (ABI 3) list their errors at their structures below.
  *
  * A copy that fails part way with another error may have moved some of the data; it
  * reports no count. A copy that succeeds may be short, as read() may: it moves at most
@@ -50,7 +51,8 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define KNEMLIKE_ABI_VERSION	2	/* 2: EINTR on any signal, short copies, DESTROY by euid */
+/* 2: EINTR on any signal, short copies, DESTROY by euid; 3: exports (the ioctls of 2 kept) */
+#define KNEMLIKE_ABI_VERSION	3
 #define KNEMLIKE_DEVICE_NAME	"knemlike"
 
 /* The most one KNEMLIKE_IOC_COPY moves (read() and write() stop at the same). */
@@ -67,6 +69,7 @@ struct knemlike_segment {
 #define KNEMLIKE_FEATURE_FOLLOWS_MAPPING	(1U << 1)	/* copies see the owner's current mapping */
 #define KNEMLIKE_FEATURE_HOLD_PAGES	(1U << 2)	/* KNEMLIKE_FLAG_HOLD_PAGES is available */
 #define KNEMLIKE_FEATURE_ATTACH		(1U << 3)	/* KNEMLIKE_IOC_ATTACH is available */
+#define KNEMLIKE_FEATURE_EXPORT		(1U << 4)	/* the KNEMLIKE_IOC_EXPORT* ioctls (ABI 3) */
 
 struct knemlike_info {
 	__u32 abi_version;		/* out: KNEMLIKE_ABI_VERSION of the module */
@@ -171,11 +174,108 @@ struct knemlike_attach {
 	__u64 map_len;		/* out: its length in bytes */
 };
 
+/*
+ * EXPORTS (ABI 3): XPMEM's mapping with KNEM's checks. A process exports a page-aligned
+ * range of its address space, up to all of its user space; nothing in it is pinned or
+ * walked then, and it need not be mapped. It gets a cookie with 128 random bits that no
+ * other process can predict; a peer that holds the cookie maps any page-aligned part of
+ * the range (KNEMLIKE_IOC_EXPORT_ATTACH) and reads or writes the owner's memory with
+ * plain loads and stores.
+ *
+ * A touch maps the owner's memory as it is at that moment (up to 1 MiB around the page
+ * touched); no page stays pinned once mapped. Before the owner's mapping changes over a
+ * part of the range (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write,
+ * migration, reclaim, exit, exec), that part is unmapped from every attachment, so a peer
+ * sees the owner's current memory or SIGBUS (BUS_ADRERR), never pages the owner has let
+ * go. SIGBUS: no memory there (or memory that cannot be shared: a device's, PROT_NONE),
+ * a store where the owner's memory is read-only, the export destroyed (no touch reaches
+ * the owner's memory once KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), the owner
+ * exited or exec'd, or the owner's max_user_kb reached by the bookkeeping of what is
+ * mapped (below).
+ *
+ * An export belongs to the open file that created it (DESTROY through it, by the same
+ * effective uid; close destroys it) and dies with the owner's address space: then
+ * attaching gives ESRCH and touches SIGBUS, until DESTROY or close frees it. Exports
+ * count against max_regions_per_file with the regions, and their kernel memory against
+ * max_user_kb (ENOSPC).
+ *
+ * An attachment is never inherited (fork: MADV_DOFORK on it fails with EINVAL), never
+ * executable, cannot be made writable by mprotect() when attached read-only (EACCES),
+ * cannot be grown by mremap(), and is not reachable by get_user_pages: O_DIRECT I/O,
+ * vmsplice, process_vm_readv/writev and ptrace through it fail (EFAULT, EIO) and move no
+ * byte. Detach with munmap().
+ */
+
+/* 128 random bits (secret) beside the export's index (id): never a kernel address. The
+ * module compares all of it; a cookie that names nothing gives ENOENT, counted in the
+ * sysfs counter export_cookie_misses.
+ */
+struct knemlike_export_cookie {
+	__u64 id;		/* the export's index (low 32 bits) and 32 random bits */
+	__u64 secret[2];	/* 128 random bits */
+};
+
+/* Flags of an export. */
+#define KNEMLIKE_EXPORT_ANY_USER	(1U << 0)	/* any effective uid may attach */
+#define KNEMLIKE_EXPORT_READ_ONLY	(1U << 1)	/* attachments are read-only (EACCES) */
+
+/*
+ * KNEMLIKE_IOC_EXPORT. Errors: EINVAL (addr or len not page aligned, len 0, unknown
+ * flag, nonzero reserved, addr + len overflows), EFAULT (the range is not all user
+ * space), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
+ * (this effective uid's exports and regions would take more than max_user_kb of kernel
+ * memory), EOPNOTSUPP (a kernel without MMU notifiers: KNEMLIKE_FEATURE_EXPORT clear),
+ * ENOMEM.
+ */
+struct knemlike_export_create {
+	__u64 addr;		/* in: first byte, page aligned */
+	__u64 len;		/* in: bytes, page aligned, not 0 */
+	__u32 flags;		/* in: KNEMLIKE_EXPORT_* */
+	__u32 reserved;		/* in: zero */
+	struct knemlike_export_cookie cookie;	/* out */
+};
+
+/*
+ * KNEMLIKE_IOC_EXPORT_DESTROY: unmaps the export from every attachment before it
+ * returns; touches afterwards get SIGBUS. Errors: ENOENT (no such export, or created
+ * through another open file), EPERM (a process of another effective uid than the
+ * creator's, even through the creator's own open file).
+ */
+struct knemlike_export_destroy {
+	struct knemlike_export_cookie cookie;	/* in */
+};
+
+/*
+ * KNEMLIKE_IOC_EXPORT_ATTACH: map [offset, offset + len) of an export into the caller.
+ * Errors: EINVAL (prot without READ or with unknown bits, nonzero flags, offset or len
+ * not page aligned, len 0), ENOENT (no such export: unknown cookie, destroyed, closed),
+ * ERANGE (offset + len runs past the export), EPERM (the export belongs to another
+ * effective uid and was not created KNEMLIKE_EXPORT_ANY_USER; or a security module
+ * refused the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY
+ * export), ESRCH (the owner's address space is gone: it exited or exec'd), ENOMEM (no
+ * room in the caller's address space, vm.max_map_count, or out of memory), EAGAIN (the
+ * caller's mlockall(MCL_FUTURE) would pass its RLIMIT_MEMLOCK), EINTR (a fatal signal
+ * while waiting for the caller's mmap lock), EOPNOTSUPP (no MMU notifiers).
+ */
+struct knemlike_export_attach {
+	struct knemlike_export_cookie cookie;	/* in */
+	__u64 offset;		/* in: into the export, page aligned */
+	__u64 len;		/* in: bytes, page aligned, not 0 */
+	__u32 prot;		/* in: KNEMLIKE_PROT_READ, with KNEMLIKE_PROT_WRITE to store */
+	__u32 flags;		/* in: zero */
+	__u64 addr;		/* out: where offset is mapped; munmap(addr, len) detaches */
+};
+
 #define KNEMLIKE_IOC_MAGIC	0xB7
 #define KNEMLIKE_IOC_GET_INFO	_IOR(KNEMLIKE_IOC_MAGIC, 0x00, struct knemlike_info)
 #define KNEMLIKE_IOC_CREATE	_IOWR(KNEMLIKE_IOC_MAGIC, 0x01, struct knemlike_create)
 #define KNEMLIKE_IOC_DESTROY	_IOW(KNEMLIKE_IOC_MAGIC, 0x02, struct knemlike_destroy)
 #define KNEMLIKE_IOC_COPY	_IOWR(KNEMLIKE_IOC_MAGIC, 0x03, struct knemlike_copy)
 #define KNEMLIKE_IOC_ATTACH	_IOWR(KNEMLIKE_IOC_MAGIC, 0x04, struct knemlike_attach)
+#define KNEMLIKE_IOC_EXPORT	_IOWR(KNEMLIKE_IOC_MAGIC, 0x05, struct knemlike_export_create)
+#define KNEMLIKE_IOC_EXPORT_DESTROY \
+	_IOW(KNEMLIKE_IOC_MAGIC, 0x06, struct knemlike_export_destroy)
+#define KNEMLIKE_IOC_EXPORT_ATTACH \
+	_IOWR(KNEMLIKE_IOC_MAGIC, 0x07, struct knemlike_export_attach)
 
 #endif /* _UAPI_LINUX_KNEMLIKE_H */

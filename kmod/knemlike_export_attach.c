@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * knemlike: attachments of exports (KNEMLIKE_IOC_EXPORT_ATTACH) and their fault.
+ *
+ * An attachment is a shared VM_PFNMAP mapping of the export's pseudo file
+ * (knemlike_export.c): page p of the file is page p of the export, so unmapping a range
+ * of that file's address_space reaches every attachment of it, in every process. As for
+ * attachments of held regions (knemlike_attach.c), mmap() alone grants nothing: the
+ * ioctl checks the cookie and the caller's rights and leaves a grant that only its own
+ * thread's mmap, made inside the ioctl, can take.
+ *
+ * A touch maps the owner's pages as they are then; nothing stays pinned. The fault gives
+ * up the attaching process's lock, and then (knemlike_export_fill):
+ *   1. under the export's revoke semaphore (read): read the notifier's sequence, take the
+ *      owner's mmap lock (the only mmap lock held), pin the pages of the fault window
+ *      that lie in the owner's mapping at the touched page (at most 256), drop the lock;
+ *   2. take the attaching process's own mmap lock, find the same attachment at the same
+ *      place, make its page tables there, and under the export's sem (read), if the
+ *      sequence has not moved and the export is live, insert the pages' frames and record
+ *      them as mapped; drop the locks;
+ *   3. unpin the pages (dirty when mapped writable).
+ * and returns VM_FAULT_RETRY: the retried access finds its page mapped. The notifier
+ * takes sem for writing to move the sequence, so any change of the owner's mapping either
+ * comes after step 2 (and unmaps what it recorded) or makes it map nothing. The pages
+ * cannot be reused while pinned in between.
+ *
+ * No allocation happens under sem (the page tables are made before it is taken): the
+ * notifier runs in reclaim and would wait for sem.
+ */
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "knemlike_compat.h"
+#include "knemlike_internal.h"
+
+/* A touch maps up to this many pages around it: one chunk of what is recorded. */
+#define KNEMLIKE_EXPORT_FAULT_PAGES	(1UL << KNEMLIKE_EXPORT_CHUNK_SHIFT)
+
+/*
+ * An export mapped into a process. References: its grant until mmap takes it over, then
+ * each VMA that maps it (a split or mremap adds one, through vm_ops->open).
+ */
+struct knemlike_xattach {
+	struct kref ref;
+	struct knemlike_export *export;	/* referenced */
+	struct list_head grant_link;	/* in export->grants until mapped */
+	struct task_struct *grantee;	/* only this thread's mmap takes the grant */
+	unsigned long first;		/* the export's pages [first, first + nr) */
+	unsigned long nr;
+	bool writable;
+	spinlock_t lock;		/* protects failed, failed_page */
+	bool failed;			/* a take for failed_page found nothing to map */
+	unsigned long failed_page;
+};
+
+static void knemlike_xattach_free(struct kref *ref)
+{
+	struct knemlike_xattach *at = container_of(ref, struct knemlike_xattach, ref);
+
+	knemlike_export_put(at->export);
+	knemlike_count_add(attachments, -1);
+	kfree(at);
+}
+
+static void knemlike_xattach_put(struct knemlike_xattach *at)
+{
+	kref_put(&at->ref, knemlike_xattach_free);
+}
+
+/* Memory of the owner's that can be mapped: readable, and memory, not a device's. */
+static bool knemlike_export_vma_ok(const struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_READ) && !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+}
+
+/* The pages a touch took, to map: export pages [lo, lo + nr). */
+struct knemlike_take {
+	unsigned long lo, nr;
+	unsigned long seq;		/* the notifier's, before they were taken */
+	bool writable;			/* pinned for writing: map them writable */
+	struct page *pages[KNEMLIKE_EXPORT_FAULT_PAGES];
+};
+
+/*
+ * Step 1: pin the owner's pages of [lo, hi) around page, within the owner's mapping at
+ * page, under the owner's mmap lock only. 0, -ESTALE (nothing there that can be
+ * mapped), -ENOENT (retired), -ESRCH (the owner's address space is gone), -EINTR.
+ */
+static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
+				unsigned long lo, unsigned long hi, struct knemlike_take *t)
+{
+	struct knemlike_export *export = at->export;
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	unsigned long base;
+	long got;
+	int err = 0;
+
+	if (down_read_killable(&export->revoke))
+		return -EINTR;
+	if (export->retired || READ_ONCE(export->owner_gone)) {
+		err = export->retired && !export->orphaned ? -ENOENT : -ESRCH;
+		goto out_revoke;
+	}
+	mm = export->mm;
+	t->seq = mmu_interval_read_begin(&export->mni);
+	if (!mmget_not_zero(mm)) {
+		err = -ESRCH;
+		goto out_revoke;
+	}
+	if (mmap_read_lock_killable(mm)) {
+		err = -EINTR;
+		goto out_mm;
+	}
+	base = export->start;
+	vma = vma_lookup(mm, base + (page << PAGE_SHIFT));
+	if (!vma || !knemlike_export_vma_ok(vma)) {
+		err = -ESTALE;
+		goto out_unlock;
+	}
+	/* Never asks GUP for a page outside this mapping (a stack's guard gap warns). The
+	 * mapping may begin before the export, and end after it (hi is within it).
+	 */
+	if (vma->vm_start > base)
+		lo = max(lo, (vma->vm_start - base) >> PAGE_SHIFT);
+	hi = min(hi, (vma->vm_end - base) >> PAGE_SHIFT);
+	t->writable = at->writable && (vma->vm_flags & VM_WRITE);
+	got = knemlike_pin_remote(mm, base + (lo << PAGE_SHIFT), hi - lo,
+				  t->writable ? FOLL_WRITE : 0, t->pages);
+	if (got > 0 && page >= lo + got) {	/* stopped short of the touched page */
+		unpin_user_pages(t->pages, got);
+		lo = page;
+		got = knemlike_pin_remote(mm, base + (lo << PAGE_SHIFT), hi - lo,
+					  t->writable ? FOLL_WRITE : 0, t->pages);
+	}
+	if (got <= 0) {
+		err = got == -EINTR || got == -ENOMEM ? (int)got : -ESTALE;
+		goto out_unlock;
+	}
+	t->lo = lo;
+	t->nr = got;
+	knemlike_count_add(export_pages_pinned, got);
+out_unlock:
+	mmap_read_unlock(mm);
+out_mm:
+	mmput(mm);
+out_revoke:
+	up_read(&export->revoke);
+	return err;
+}
+
+static int knemlike_no_pte_fn(pte_t *pte, unsigned long addr, void *data)
+{
+	return 0;
+}
+
+/*
+ * Step 2: map what was taken into the attachment at addr (the touched page's address),
+ * in the caller's address space, under its mmap lock. 0 (mapped), -EAGAIN (the owner's
+ * mapping changed meanwhile, or the attachment is not there any more: the access is
+ * retried), -ENOENT (retired), -ENOMEM, -EINTR.
+ */
+static int knemlike_export_map(struct knemlike_xattach *at, unsigned long addr,
+			       unsigned long page, struct knemlike_take *t,
+			       const struct vm_operations_struct *ops)
+{
+	struct knemlike_export *export = at->export;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	unsigned long lo, hi, i, start, *bits;
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+	pgprot_t prot;
+	int err = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, addr);
+	if (!vma || vma->vm_ops != ops || vma->vm_private_data != at ||
+	    vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT) != page) {
+		err = -EAGAIN;
+		goto out_unlock;
+	}
+	lo = max(t->lo, vma->vm_pgoff);
+	hi = min(t->lo + t->nr, vma->vm_pgoff + vma_pages(vma));
+	start = vma->vm_start + ((lo - vma->vm_pgoff) << PAGE_SHIFT);
+	if (apply_to_page_range(mm, start, (hi - lo) << PAGE_SHIFT, knemlike_no_pte_fn, NULL)) {
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	/* A writable attachment's vm_page_prot is read-only (it has pfn_mkwrite): its
+	 * flags' protection maps a page writable.
+	 */
+	prot = t->writable ? vm_get_page_prot(vma->vm_flags) : vma->vm_page_prot;
+	bits = knemlike_export_bits(export, page);
+	down_read(&export->sem);
+	if (export->retired) {
+		err = -ENOENT;
+	} else if (mmu_interval_read_retry(&export->mni, t->seq)) {
+		err = -EAGAIN;
+	} else {
+		for (i = lo; i < hi && ret == VM_FAULT_NOPAGE; i++) {
+			set_bit(i & (KNEMLIKE_EXPORT_FAULT_PAGES - 1), bits);
+			ret = vmf_insert_pfn_prot(vma, start + ((i - lo) << PAGE_SHIFT),
+						  page_to_pfn(t->pages[i - t->lo]), prot);
+		}
+		if (ret != VM_FAULT_NOPAGE)
+			err = -ENOMEM;
+		knemlike_count(export_faults);
+		knemlike_count_add(export_pages_mapped, i - lo);
+	}
+	up_read(&export->sem);
+out_unlock:
+	mmap_read_unlock(mm);
+	return err;
+}
+
+static const struct vm_operations_struct knemlike_xattach_vm_ops;
+
+/* Steps 1 to 3 for a touch of the export's page (window [lo, hi)) at addr. */
+static int knemlike_export_fill(struct knemlike_xattach *at, unsigned long addr,
+				unsigned long page, unsigned long lo, unsigned long hi)
+{
+	struct knemlike_take *t = kmalloc(sizeof(*t), GFP_KERNEL);
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	err = knemlike_export_take(at, page, lo, hi, t);
+	if (err)
+		goto out_free;
+	err = knemlike_export_track(at->export, page);
+	if (!err)
+		err = knemlike_export_map(at, addr, page, t, &knemlike_xattach_vm_ops);
+	/* Marked dirty when they may have been written through the attachment: a store
+	 * there does not reach the owner's page table, whose dirty bit reclaim reads.
+	 */
+	unpin_user_pages_dirty_lock(t->pages, t->nr, t->writable && !err);
+	knemlike_count_add(export_pages_pinned, -(s64)t->nr);
+out_free:
+	kfree(t);
+	return err;
+}
+
+/* For a retried fault: whether the take for this page found nothing to map. Then the
+ * fault gives SIGBUS rather than trying again for ever; a later touch is a new fault.
+ */
+static bool knemlike_xattach_failed(struct knemlike_xattach *at, unsigned long page)
+{
+	bool failed;
+
+	spin_lock(&at->lock);
+	failed = at->failed && at->failed_page == page;
+	if (failed)
+		at->failed = false;
+	spin_unlock(&at->lock);
+	return failed;
+}
+
+/*
+ * A touch of an attachment of an export. The same lock order as knemlike_attach_fault():
+ * the fault's own lock (the attaching process's mmap lock, or its VMA's) is given up
+ * before the owner's mmap lock is taken, and the owner's is given up before the
+ * attaching process's is taken again to map the pages; never one mm's lock under
+ * another's. Each touch maps at most KNEMLIKE_EXPORT_FAULT_PAGES pages.
+ */
+static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct knemlike_xattach *at = vma->vm_private_data;
+	struct knemlike_export *export = at->export;
+	unsigned long page = vmf->pgoff, lo, hi;
+	int err;
+
+	if (page - at->first >= at->nr)
+		return VM_FAULT_SIGBUS;
+	if (READ_ONCE(export->retired) || READ_ONCE(export->owner_gone))
+		return VM_FAULT_SIGBUS;
+	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY))
+		return VM_FAULT_SIGBUS;
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
+	if ((vmf->flags & FAULT_FLAG_TRIED) && knemlike_xattach_failed(at, page))
+		return VM_FAULT_SIGBUS;
+	/* The window: the touched page's chunk, within the attachment and this mapping. */
+	lo = round_down(page, KNEMLIKE_EXPORT_FAULT_PAGES);
+	hi = lo + KNEMLIKE_EXPORT_FAULT_PAGES;
+	lo = max3(lo, at->first, vma->vm_pgoff);
+	hi = min3(hi, at->first + at->nr, vma->vm_pgoff + vma_pages(vma));
+	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
+	knemlike_release_fault_lock(vmf);
+	err = knemlike_export_fill(at, vmf->address & PAGE_MASK, page, lo, hi);
+	if (err && err != -EINTR && err != -EAGAIN) {
+		spin_lock(&at->lock);
+		at->failed = true;
+		at->failed_page = page;
+		spin_unlock(&at->lock);
+	}
+	knemlike_xattach_put(at);
+	return VM_FAULT_RETRY;
+}
+
+/* A store to a page mapped read-only in a writable attachment: the owner's memory there
+ * was read-only when it was mapped. Until the owner's mapping changes (which unmaps it),
+ * stores get SIGBUS.
+ */
+static vm_fault_t knemlike_xattach_pfn_mkwrite(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static void knemlike_xattach_vm_open(struct vm_area_struct *vma)
+{
+	struct knemlike_xattach *at = vma->vm_private_data;
+
+	kref_get(&at->ref);
+}
+
+static void knemlike_xattach_vm_close(struct vm_area_struct *vma)
+{
+	knemlike_xattach_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct knemlike_xattach_vm_ops = {
+	.open = knemlike_xattach_vm_open,
+	.close = knemlike_xattach_vm_close,
+	.fault = knemlike_xattach_fault,
+	.pfn_mkwrite = knemlike_xattach_pfn_mkwrite,
+};
+
+/*
+ * mmap of an export's pseudo file: only what a grant of this thread names, whole, with
+ * no more access than the grant's; EACCES otherwise. Called with the caller's mmap lock
+ * held for writing.
+ */
+int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct knemlike_export *export = file->private_data;
+	struct knemlike_xattach *at, *found = NULL;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EACCES;
+	mutex_lock(&export->grant_lock);
+	list_for_each_entry(at, &export->grants, grant_link) {
+		if (at->grantee == current && at->first == vma->vm_pgoff &&
+		    at->nr == vma_pages(vma) && (at->writable || !(vma->vm_flags & VM_WRITE))) {
+			list_del_init(&at->grant_link);
+			found = at;
+			break;
+		}
+	}
+	mutex_unlock(&export->grant_lock);
+	if (!found)
+		return -EACCES;
+	knemlike_attach_seal(vma, found->writable);
+	vma->vm_private_data = found;	/* the grant's reference passes to the VMA */
+	vma->vm_ops = &knemlike_xattach_vm_ops;
+	return 0;
+}
+
+/* The checks of an attach, in an order that tells another user nothing of the export. */
+static int knemlike_export_attach_check(struct knemlike_export *export,
+					const struct knemlike_export_attach *req)
+{
+	u64 end;
+
+	if (!(export->flags & KNEMLIKE_EXPORT_ANY_USER) &&
+	    !uid_eq(current_euid(), export->owner_uid))
+		return -EPERM;
+	if (check_add_overflow(req->offset, req->len, &end) ||
+	    end > (u64)export->nr_pages << PAGE_SHIFT)
+		return -ERANGE;
+	if ((req->prot & KNEMLIKE_PROT_WRITE) && (export->flags & KNEMLIKE_EXPORT_READ_ONLY))
+		return -EACCES;
+	if (READ_ONCE(export->owner_gone) || READ_ONCE(export->orphaned))
+		return -ESRCH;
+	if (READ_ONCE(export->retired))
+		return -ENOENT;
+	return 0;
+}
+
+int knemlike_export_attach(struct knemlike_export_attach *req)
+{
+	const u32 prot_all = KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE;
+	struct knemlike_export *export;
+	struct knemlike_xattach *at;
+	unsigned long addr;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_MMU_NOTIFIER))
+		return -EOPNOTSUPP;
+	if (req->flags || !(req->prot & KNEMLIKE_PROT_READ) || (req->prot & ~prot_all) ||
+	    !req->len || !PAGE_ALIGNED(req->offset) || !PAGE_ALIGNED(req->len))
+		return -EINVAL;
+	export = knemlike_export_get(&req->cookie);
+	if (!export)
+		return -ENOENT;
+	err = knemlike_export_attach_check(export, req);
+	if (err)
+		goto out_put;
+	at = kzalloc(sizeof(*at), GFP_KERNEL_ACCOUNT);
+	if (!at) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	kref_init(&at->ref);
+	spin_lock_init(&at->lock);
+	at->export = export;	/* our reference passes to the attachment */
+	at->grantee = current;	/* compared, never dereferenced */
+	at->first = req->offset >> PAGE_SHIFT;
+	at->nr = req->len >> PAGE_SHIFT;
+	at->writable = req->prot & KNEMLIKE_PROT_WRITE;
+	knemlike_count(attachments);
+	/* One reference is the grant's; this one keeps at while the mapping is made. */
+	kref_get(&at->ref);
+	mutex_lock(&export->grant_lock);
+	list_add(&at->grant_link, &export->grants);
+	mutex_unlock(&export->grant_lock);
+	addr = vm_mmap(export->map_file, 0, req->len,
+		       PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED, req->offset);
+	/* Not mapped (vm_mmap failed before our handler): take the grant back. */
+	mutex_lock(&export->grant_lock);
+	if (!list_empty(&at->grant_link)) {
+		list_del_init(&at->grant_link);
+		knemlike_xattach_put(at);	/* the grant's, not the last */
+		WARN_ON_ONCE(!IS_ERR_VALUE(addr));
+	}
+	mutex_unlock(&export->grant_lock);
+	if (!IS_ERR_VALUE(addr))
+		req->addr = addr;
+	knemlike_xattach_put(at);
+	return IS_ERR_VALUE(addr) ? (int)addr : 0;
+
+out_put:
+	knemlike_export_put(export);
+	return err;
+}
