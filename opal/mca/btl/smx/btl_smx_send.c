@@ -224,14 +224,17 @@ void mca_btl_smx_chunks_fini(void)
     c->pair_rings = 0;
 }
 
-/* Chunks of one size that may be out before the ones back are looked for: 16, and for
- * whole fragments as many as fill four times the largest L2 (at least 1 MiB), as far as
- * the area allows. A chunk's lines are then written again only once the receiver's L2 has
- * let them go (smx_chunk_ready): a writer that finds a line still in another core's cache
- * first has to take it from there, line by line, where a line from the shared cache or
- * memory comes at once (docs/performance.md has the handoff benchmark's figures). */
+/* How many chunks of one size go by before one is written again (and so how many may be
+ * out before the ones back are looked for): 16; for whole fragments, as many as fill twice
+ * the largest L2 (at least 1 MiB), as far as the area allows. A chunk's lines have then
+ * left the receiver's L2 when it is written again (smx_chunk_ready): a writer that finds a
+ * line still in another core's cache first has to take it from there, line by line, where
+ * a line from the shared cache or memory comes at once. A longer cycle helps messages that
+ * fill little of a chunk (8 KiB ones were 1.4x faster with four L2s), but takes more of
+ * the shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The
+ * pair ring") has the timings. */
 #define SMX_CHUNKS_CYCLE 16
-#define SMX_CHUNKS_CYCLE_L2S 4
+#define SMX_CHUNKS_CYCLE_L2S 2
 #define SMX_CHUNKS_CYCLE_MIN_BYTES (1u << 20)
 
 static int smx_chunks_cycle(int cls)
