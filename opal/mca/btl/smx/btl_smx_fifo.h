@@ -129,11 +129,11 @@ static inline uint32_t smx_record_span(uint32_t lines)
 }
 
 /* Does a ring of 'size' lines carry a record of 'lines' lines inline? A small or medium one
- * (their laps keep a ping-pong to lines still in the caches) of at most a sixteenth of it.
- * A larger message goes in a chunk the record points to: chunks are written again only
- * once a cycle of them has gone by, when the receiver's caches have let their lines go,
- * where a ring's lines past its laps come round again while the reader still holds them,
- * and a line another core holds costs its writer an invalidation (smx_chunk_ready). */
+ * (their laps keep a ping-pong on lines still in the caches) of at most a sixteenth of it.
+ * A larger message goes in a chunk the record points to: a ring's lines beyond its laps
+ * come round again while the reader's L2 still holds them, and its writer then has to take
+ * each line back from there; chunks come round only after twice an L2's worth
+ * (smx_chunks_cycle in btl_smx_send.c). */
 static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
 {
     return lines <= size / 16 && smx_record_span(lines) <= SMX_RING_MEDIUM;
