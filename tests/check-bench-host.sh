@@ -22,6 +22,18 @@ for mode in pingpong alltoall bw bw-hot; do
 	fi
 done
 
+# Process skew (a consumer computing before each receive): the producer's and the
+# consumer's window times, each configuration a median at each size with a ratio.
+for mode in skew skew-consumer; do
+	"$top/tests/bench/run-bench" --np 2 --mode "$mode" --window 8 --delay-us 20 --reps 2 \
+		--samples 2 --sizes 0,4K,64K --preset sm-cma --preset sm-nosc --csv "$csv"
+	medians=$(awk -F, '$1 == "median" && $9 != "nan" && $7 > 0' "$csv" | wc -l)
+	if [ "$medians" != 6 ]; then
+		echo "FAIL: $mode: expected 6 medians with ratios in the CSV, found $medians"
+		status=1
+	fi
+done
+
 # What a user would pick instead, from PyPI (contrib/setup.sh installs them): each started
 # by tests/bench/pympi-launch with its own launcher, beside stock sm in one run; every one
 # must give a median at every size. MPICH 5 and Intel MPI run the benchmark built by that

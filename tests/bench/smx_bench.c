@@ -1,13 +1,20 @@
 /*
  * smx_bench: the project's MPI benchmark.
  *
- *   smx_bench [--mode pingpong|bw|alltoall] [--sizes LIST] [--off-cache MB]
- *             [--order sequential|random] [--samples N] [--window N] [--target-mb MB]
- *             [--print-cvar NAME] [--print-pvar NAME]
+ *   smx_bench [--mode pingpong|bw|alltoall|skew|skew-consumer] [--sizes LIST]
+ *             [--off-cache MB] [--order sequential|random] [--samples N] [--window N]
+ *             [--delay-us N] [--target-mb MB] [--print-cvar NAME] [--print-pvar NAME]
  *
  * pingpong  ranks 0 and 1: half the round trip (usec) and MB/s
  * bw        ranks 0 -> 1: windows of --window Isends, one ack per window; MB/s
  * alltoall  all ranks: time per MPI_Alltoall (usec) and MB/s sent per rank
+ * skew      process skew (after Chai, Lai, Jin, Panda): rank 0, the producer, posts a
+ *           window of --window MPI_Isend and waits for them all; rank 1, the consumer,
+ *           computes --delay-us (default 20) before each MPI_Recv of the window; one ack
+ *           per window. usec: the producer's time to complete a window (from its first
+ *           Isend to its Waitall's return); a late receiver holds a sender whose messages
+ *           wait for it (a rendezvous), not one whose messages were buffered
+ * skew-consumer  the same run; usec: the consumer's time for a window
  *
  * Each size is timed in --samples batches; the median batch is reported. With
  * --off-cache, send and receive buffers rotate through pools of that many MB each, so
@@ -42,8 +49,9 @@
 #define MAX_SIZES 128
 #define ALIGN 4096
 
-enum mode { MODE_PINGPONG, MODE_BW, MODE_ALLTOALL };
-static const char *mode_names[] = {"pingpong", "bw", "alltoall"};
+enum mode { MODE_PINGPONG, MODE_BW, MODE_ALLTOALL, MODE_SKEW, MODE_SKEW_CONSUMER, MODE_COUNT };
+static const char *mode_names[MODE_COUNT] = {"pingpong", "bw", "alltoall", "skew",
+                                             "skew-consumer"};
 
 struct options {
     enum mode mode;
@@ -53,6 +61,7 @@ struct options {
     int random_order;
     int samples;
     int window;
+    int delay_us;
     size_t target_bytes;
     const char *cvar, *pvar;
 };
@@ -71,7 +80,7 @@ static void die(const char *msg)
 static void parse(int argc, char **argv, struct options *o)
 {
     size_t mb;
-    *o = (struct options){.mode = MODE_PINGPONG, .samples = 5, .window = 64,
+    *o = (struct options){.mode = MODE_PINGPONG, .samples = 5, .window = 64, .delay_us = 20,
                           .target_bytes = (size_t) 64 << 20};
     o->nsizes = bu_parse_size_list("0:4M", o->sizes, MAX_SIZES);
     for (int i = 1; i < argc; ++i) {
@@ -82,10 +91,10 @@ static void parse(int argc, char **argv, struct options *o)
         ++i;
         if (0 == strcmp(opt, "--mode")) {
             int m;
-            for (m = 0; m < 3 && strcmp(val, mode_names[m]); ++m) {
+            for (m = 0; m < MODE_COUNT && strcmp(val, mode_names[m]); ++m) {
             }
-            if (3 == m) {
-                die("--mode must be pingpong, bw or alltoall");
+            if (MODE_COUNT == m) {
+                die("--mode must be pingpong, bw, alltoall, skew or skew-consumer");
             }
             o->mode = (enum mode) m;
         } else if (0 == strcmp(opt, "--sizes")) {
@@ -113,6 +122,13 @@ static void parse(int argc, char **argv, struct options *o)
             if (o->window < 1 || o->window > 4096) {
                 die("--window: expected 1 to 4096");
             }
+        } else if (0 == strcmp(opt, "--delay-us")) {
+            char *end;
+            long d = strtol(val, &end, 10);
+            if (end == val || '\0' != *end || d < 0 || d > 1000000) {
+                die("--delay-us: expected 0 to 1000000");
+            }
+            o->delay_us = (int) d;
         } else if (0 == strcmp(opt, "--target-mb")) {
             if (bu_parse_size(val, &mb) || 0 == mb || mb > (1 << 16)) {
                 die("--target-mb: expected 1 to 65536");
@@ -127,7 +143,7 @@ static void parse(int argc, char **argv, struct options *o)
         }
     }
     if (MODE_ALLTOALL != o->mode && nranks < 2) {
-        die("pingpong and bw need at least 2 ranks");
+        die("pingpong, bw and skew need at least 2 ranks");
     }
 }
 
@@ -232,6 +248,60 @@ static double bw_batch(struct buffers *sb, struct buffers *rb, size_t len, int i
     return t;
 }
 
+/* Compute (spin) for 'us' microseconds, as an application between two receives. */
+static void compute(int us)
+{
+    const double until = MPI_Wtime() + us * 1e-6;
+    while (MPI_Wtime() < until) {
+    }
+}
+
+/* One batch of 'iters' windows of process skew; returns seconds per window, as the
+ * producer (rank 0) or the consumer (rank 1) measured it, whichever 'consumer' says. */
+static double skew_batch(struct buffers *sb, struct buffers *rb, size_t len, int iters,
+                         int window, int delay_us, int consumer)
+{
+    MPI_Request *reqs = malloc(sizeof(*reqs) * (size_t) window);
+    uint8_t **bufs = malloc(sizeof(*bufs) * (size_t) window);
+    double mine = 0;
+    char ack = 0;
+
+    for (int i = 0; i < iters; ++i) {
+        const double t0 = MPI_Wtime();
+        for (int w = 0; w < window; ++w) {
+            bufs[w] = buffers_next(0 == rank ? sb : rb);
+            if (0 == rank) {
+                stamp(bufs[w], len, w);
+                MPI_Isend(bufs[w], (int) len, MPI_BYTE, 1, 4, MPI_COMM_WORLD, &reqs[w]);
+            } else {
+                compute(delay_us);
+                MPI_Recv(bufs[w], (int) len, MPI_BYTE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                check_stamp(bufs[w], len, w);
+            }
+        }
+        if (0 == rank) {
+            MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+        }
+        mine += MPI_Wtime() - t0;
+        /* the next window starts when both are through with this one */
+        if (1 == rank) {
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 5, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    /* the side asked for, as rank 0's answer */
+    double t = mine / iters, other = t;
+    if (0 == rank) {
+        MPI_Recv(&other, 1, MPI_DOUBLE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Send(&t, 1, MPI_DOUBLE, 0, 6, MPI_COMM_WORLD);
+    }
+    free(reqs);
+    free(bufs);
+    return consumer ? other : t;
+}
+
 static double alltoall_batch(struct buffers *sb, struct buffers *rb, size_t len, int iters)
 {
     double t0 = MPI_Wtime();
@@ -254,6 +324,8 @@ static double run_batch(const struct options *o, struct buffers *sb, struct buff
     double t = 0;
     if (MODE_ALLTOALL == o->mode) {
         t = alltoall_batch(sb, rb, len, iters);
+    } else if (rank < 2 && (MODE_SKEW == o->mode || MODE_SKEW_CONSUMER == o->mode)) {
+        t = skew_batch(sb, rb, len, iters, o->window, o->delay_us, MODE_SKEW_CONSUMER == o->mode);
     } else if (rank < 2) {
         t = MODE_BW == o->mode ? bw_batch(sb, rb, len, iters, o->window)
                                : pingpong_batch(sb, rb, len, iters);
@@ -267,15 +339,22 @@ static void measure(const struct options *o, size_t len)
 {
     /* alltoall moves nranks blocks per call and per buffer */
     size_t msg = MODE_ALLTOALL == o->mode ? len * (size_t) nranks : len;
-    size_t per_op = MODE_BW == o->mode ? len * (size_t) o->window : msg;
+    const int windowed = MODE_BW == o->mode || MODE_SKEW == o->mode
+                         || MODE_SKEW_CONSUMER == o->mode;
+    size_t per_op = windowed ? len * (size_t) o->window : msg;
     int iters = bu_iterations(per_op, o->target_bytes / (size_t) o->samples, 2, 100000);
-    if (MODE_BW == o->mode && iters > 1000) {
+    if (windowed && iters > 1000) {
         iters = 1000;
+    }
+    if (windowed && MODE_BW != o->mode && o->delay_us > 0) {
+        /* a window takes the consumer window * delay at least: at most ~0.2 s a batch */
+        const long most = 200000L / ((long) o->window * o->delay_us);
+        iters = iters > most ? (most < 2 ? 2 : (int) most) : iters;
     }
     struct buffers sb, rb;
     double *t = malloc(sizeof(double) * (size_t) o->samples);
 
-    const size_t least = MODE_BW == o->mode ? (size_t) o->window : 1;
+    const size_t least = windowed ? (size_t) o->window : 1;
     buffers_init(&sb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 1);
     buffers_init(&rb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 2);
     run_batch(o, &sb, &rb, len, iters / 10 + 1); /* warm-up: connections, registrations */
@@ -284,7 +363,9 @@ static void measure(const struct options *o, size_t len)
     }
     double sec = bu_median(t, o->samples);
     if (0 == rank) {
-        double bytes = MODE_ALLTOALL == o->mode ? (double) len * (nranks - 1) : (double) len;
+        double bytes = MODE_ALLTOALL == o->mode ? (double) len * (nranks - 1)
+                       : windowed && MODE_BW != o->mode ? (double) len * o->window
+                                                        : (double) len;
         printf("%s,%zu,%d,%.4f,%.2f\n", mode_names[o->mode], len, iters, sec * 1e6,
                sec > 0 ? bytes / sec / 1e6 : 0.0);
         fflush(stdout);
@@ -386,9 +467,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     parse(argc, argv, &o);
     if (0 == rank) {
-        printf("# smx_bench mode=%s ranks=%d off_cache_mb=%zu order=%s samples=%d window=%d\n",
+        printf("# smx_bench mode=%s ranks=%d off_cache_mb=%zu order=%s samples=%d window=%d"
+               " delay_us=%d\n",
                mode_names[o.mode], nranks, o.off_cache_bytes >> 20,
-               o.random_order ? "random" : "sequential", o.samples, o.window);
+               o.random_order ? "random" : "sequential", o.samples, o.window, o.delay_us);
         printf("mode,bytes,iters,usec,mbps\n");
     }
     if (NULL != o.pvar) {

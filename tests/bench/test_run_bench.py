@@ -145,10 +145,21 @@ class RunJob(unittest.TestCase):
 
 
 class JobCommand(unittest.TestCase):
-    def args(self, np, order="sequential", target_mb=None):
+    def args(self, np, order="sequential", target_mb=None, mode="pingpong", window=None,
+             delay_us=None):
         return rb.argparse.Namespace(mpirun="mpirun", np=np, bind="core", bench="smx_bench",
-                                     mode="pingpong", sizes="0", off_cache=64, samples=3,
-                                     order=order, target_mb=target_mb)
+                                     mode=mode, sizes="0", off_cache=64, samples=3,
+                                     order=order, target_mb=target_mb, window=window,
+                                     delay_us=delay_us)
+
+    def test_the_skew_mode_its_window_and_delay_are_passed_only_when_given(self):
+        cmd = rb.job_command(self.args(2), "a", "", {}, {}, 2)
+        self.assertNotIn("--window", cmd)
+        self.assertNotIn("--delay-us", cmd)
+        cmd = rb.job_command(self.args(2, mode="skew", window=16, delay_us=0), "a", "", {}, {}, 2)
+        self.assertEqual("skew", cmd[cmd.index("--mode") + 1])
+        self.assertEqual("16", cmd[cmd.index("--window") + 1])
+        self.assertEqual("0", cmd[cmd.index("--delay-us") + 1])
 
     def test_the_target_is_passed_only_when_given(self):
         self.assertNotIn("--target-mb", rb.job_command(self.args(2), "a", "", {}, {}, 2))
