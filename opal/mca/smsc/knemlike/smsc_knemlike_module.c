@@ -36,9 +36,9 @@ static int knemlike_region_create(void *ctx, uint64_t base, uint64_t len, int ho
     return 0;
 }
 
-static int knemlike_region_destroy(void *ctx, uint64_t cookie)
+static int knemlike_region_destroy(void *ctx, const struct smsc_knemlike_reg *reg)
 {
-    struct knemlike_destroy req = {.cookie = cookie};
+    struct knemlike_destroy req = {.cookie = reg->cookie};
     (void) ctx;
     return ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_DESTROY, &req) ? -errno : 0;
 }
