@@ -264,7 +264,8 @@ static int knemlike_component_query(void)
      * copies and registrations, without CAN_MAP. */
     if (info.abi_version < 2 || KNEMLIKE_ABI_VERSION < info.abi_version) {
         snprintf(detail, sizeof(detail),
-                 "the loaded module speaks ABI %u, this component was built for ABI 2 to %u",
+                 "the loaded module speaks ABI %u, this component was built for ABI %u (and "
+                 "works with ABI 2, without mapping peers' memory)",
                  info.abi_version, KNEMLIKE_ABI_VERSION);
         return knemlike_decline("abi-mismatch", detail);
     }
