@@ -315,7 +315,9 @@ static mca_smsc_module_t *knemlike_component_enable(void)
     }
     mca_smsc_knemlike_cache_start();
     /* Before the modex's fence (Open MPI selects smsc before the PML), so that peers find
-     * the export when they make their endpoints. */
+     * the export when they make their endpoints. (Enabled again after a finalize, with
+     * MPI sessions, it starts over.) */
+    mca_smsc_knemlike_module.features &= ~(uint64_t) MCA_SMSC_FEATURE_CAN_MAP;
     if (mca_smsc_knemlike_export_publish()) {
         mca_smsc_knemlike_module.features |= MCA_SMSC_FEATURE_CAN_MAP;
     }
