@@ -47,15 +47,33 @@ copies_after() { # copies_after LABEL [COUNTER]
 	script+="if [ \$n -gt 0 ]; then echo \"ok: $1 used knemlike: $name +\$n\"; "
 	script+="else echo 'FAIL: $1 never used knemlike ($name did not move)'; status=1; fi; "
 }
+# Mappings of exports (CAN_MAP): export_faults must move where they are on, and stay where
+# they are off.
+maps_before() { script+="mbefore=$(counter export_faults); "; }
+maps_after() { # maps_after LABEL yes|no
+	script+="n=\$(($(counter export_faults) - mbefore)); "
+	if [ "$2" = yes ]; then
+		script+="if [ \$n -gt 0 ]; then echo \"ok: $1 mapped the senders' buffers: export_faults +\$n\"; "
+		script+="else echo 'FAIL: $1 never mapped a buffer of a sender (export_faults did not move)'; status=1; fi; "
+	else
+		script+="if [ \$n -eq 0 ]; then echo 'ok: $1 mapped nothing (export_faults did not move)'; "
+		script+="else echo \"FAIL: $1 mapped with exports off: export_faults +\$n\"; status=1; fi; "
+	fi
+}
 for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MPI_CONFIGS_NP4); do
 	np=${run%%:*}
 	cfg=${run#*:}
 	must=
+	map=
 	case " $SMX_VM_KNEMLIKE_MUST_COPY " in *" $cfg "*) must=copies ;; esac
 	case " $SMX_VM_KNEMLIKE_MUST_ATTACH " in *" $cfg "*) must=attach_faults ;; esac
+	case " $SMX_VM_KNEMLIKE_MUST_MAP " in *" $cfg "*) map=yes ;; esac
+	case " $SMX_VM_KNEMLIKE_MUST_NOT_MAP " in *" $cfg "*) map=no ;; esac
 	if [ -n "$must" ]; then copies_before "$must"; fi
+	if [ -n "$map" ]; then maps_before; fi
 	script+="$suite --np $np --label '$cfg np=$np (VM)' $(smx_config_args "$cfg") || status=1; "
 	if [ -n "$must" ]; then copies_after "$cfg np=$np" "$must"; fi
+	if [ -n "$map" ]; then maps_after "$cfg np=$np" "$map"; fi
 done
 script+="echo '== registration cache (sm + knemlike, copies by ioctl)'; "
 # Registrations hold their pages (smsc_knemlike_hold_pages): 24 sends of one 1 MiB buffer
@@ -71,10 +89,11 @@ script+="echo \"ok: held registrations: \$dt takes, \$dp pages pinned by copies\
 script+="else echo \"FAIL: held registrations: \$dt takes, \$dp pages pinned by copies\"; status=1; fi; "
 # The same through attachments (the default): the receiver copies through one mapping of
 # the sender's registration, also after the sender's pages were replaced (every byte
-# checked).
-script+="echo '== attachments (sm + knemlike)'; "
+# checked); and 8 KiB sends, which sm sends in place under CAN_MAP, read through one
+# mapping of the sender's export, also after its pages were replaced.
+script+="echo '== attachments and mappings of exports (sm + knemlike)'; "
 script+="timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-knemlike) "
-script+="$build/tests/smsc/cache_hits --expect-attach || status=1; "
+script+="$build/tests/smsc/cache_hits --expect-attach --expect-map || status=1; "
 # Every region went with its job: nothing may be left registered.
 script+="live=\$(cat /sys/class/misc/knemlike/stats/regions_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/copies) copies, \$live regions left\"; "
@@ -82,6 +101,10 @@ script+="[ \"\$live\" = 0 ] || { echo 'FAIL: regions left registered after the j
 script+="att=\$(cat /sys/class/misc/knemlike/stats/attachments); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/attach_faults) attachment faults, \$att attachments left\"; "
 script+="[ \"\$att\" = 0 ] || { echo 'FAIL: attachments left after the jobs ended'; status=1; }; "
+# Every process's export went with it (EXPORT_DESTROY at finalize, or close at exit).
+script+="ex=\$(cat /sys/class/misc/knemlike/stats/exports_live); "
+script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/export_faults) export faults, \$(cat /sys/class/misc/knemlike/stats/export_pages_mapped) pages mapped, \$ex exports left\"; "
+script+="[ \"\$ex\" = 0 ] || { echo 'FAIL: exports left after the jobs ended'; status=1; }; "
 # Under valgrind's memcheck, data the module copied into a rank must read as initialised
 # there (smsc/knemlike tells memcheck what the kernel wrote): collectives receives into
 # buffers it never wrote, then checks them. Both users of knemlike, btl/smx and stock sm;

@@ -47,6 +47,8 @@ check_param smsc knemlike smsc_knemlike_device
 check_param smsc knemlike smsc_knemlike_cache_max_entries
 check_param smsc knemlike smsc_knemlike_cache_max_mb
 check_param smsc knemlike smsc_knemlike_attach_max
+check_param smsc knemlike smsc_knemlike_map
+check_param smsc knemlike smsc_knemlike_map_max_mb
 # performance variables (MPI_T), shown at level 9 beside the parameters
 info=$("$ompi_info" --param btl smx --level 9 2>&1)
 for pvar in gets_single_copy gets_double_copy exchange_pushes copy_switches sends_queued frags_peak \

@@ -13,15 +13,21 @@ SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight
 # The fast tier's (tests/check-fast.sh, 2 ranks, quick sizes): btl/smx with each kind of
 # copy and with a peer's core shared, and stock btl/sm + cma as the reference.
 SMX_FAST_CONFIGS="smx-cma smx-nosc smx-busy sm-cma"
-SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
+SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl sm-knemlike-nomap"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every
 # rendezvous, smx-knemlike-busy every one from 8 KiB; by default through attachments of
 # the sender's registrations (the module's attach_faults counter has to move), with
 # smsc_knemlike_attach_max 0 by the copy ioctl (its copies counter has to move). The
 # default smx-knemlike decides by class and by what single copy costs in the guest.
-SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-busy"
+SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-busy sm-knemlike-nomap"
 SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-busy-ioctl"
+# Stock sm maps the sender's buffer of each eager message above 256 bytes (CAN_MAP) where
+# every process exported its address space: the module's export_faults must move (touches
+# of mappings of exports), and must not where exports are off (smsc_knemlike_map false, as
+# with a module of ABI 2). btl/smx never maps.
+SMX_VM_KNEMLIKE_MUST_MAP="sm-knemlike"
+SMX_VM_KNEMLIKE_MUST_NOT_MAP="sm-knemlike-nomap"
 
 # mpirun arguments of a configuration, by name.
 smx_config_args() {

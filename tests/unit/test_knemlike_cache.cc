@@ -15,7 +15,9 @@ struct FakeDevice {
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> live; // cookie -> (base, len)
     std::map<uint64_t, bool> held;                           // cookie -> holds its pages
     uint64_t next_cookie = 1000;
-    int creates = 0, destroys = 0, unheld_creates = 0;
+    int creates = 0, destroys = 0, unheld_creates = 0, wrong_ranges = 0;
+    size_t max_bytes_live = 0; // bytes of live objects at most, 0: no limit (ENOMEM beyond,
+                               // as an attachment past the address space or map count)
     int fail_create = 0; // errno to return from create, 0: succeed
     int fail_hold = 0;   // errno to return from a create that holds pages, 0: succeed
     size_t max_live = 0; // regions the device holds at most, 0: no limit
@@ -31,6 +33,15 @@ struct FakeDevice {
         if (d->max_live && d->live.size() >= d->max_live) {
             return -EMFILE; // the module's regions-per-file limit
         }
+        if (d->max_bytes_live) {
+            uint64_t bytes = len;
+            for (const auto &kv : d->live) {
+                bytes += kv.second.second;
+            }
+            if (bytes > d->max_bytes_live) {
+                return -ENOMEM;
+            }
+        }
         if (hold && d->fail_hold) {
             return -d->fail_hold;
         }
@@ -45,10 +56,14 @@ struct FakeDevice {
         d->pinned += hold ? len : 0;
         return 0;
     }
-    static int destroy(void *ctx, uint64_t cookie)
+    static int destroy(void *ctx, const smsc_knemlike_reg *reg)
     {
         auto *d = static_cast<FakeDevice *>(ctx);
+        const uint64_t cookie = reg->cookie;
         d->destroys++;
+        if (d->live.count(cookie) && d->live[cookie] != std::make_pair(reg->base, reg->len)) {
+            d->wrong_ranges++; // a mapping is unmapped by its range: it must be the one made
+        }
         if (!d->live.count(cookie)) {
             return -ENOENT;
         }
@@ -67,7 +82,11 @@ protected:
     const uint64_t P = 4096;
 
     void SetUp() override { Init(0, 0); }
-    void TearDown() override { smsc_knemlike_cache_fini(&cache); }
+    void TearDown() override
+    {
+        smsc_knemlike_cache_fini(&cache);
+        EXPECT_EQ(0, dev.wrong_ranges) << "destroy was told another range than create made";
+    }
     void Init(size_t max_entries, uint64_t max_bytes, int hold = 1)
     {
         smsc_knemlike_cache_ops ops = {FakeDevice::create, FakeDevice::destroy, &dev};
@@ -356,4 +375,56 @@ TEST_F(Cache, WithoutHoldingNothingIsPinned)
     EXPECT_EQ(0u, cache.stats.unheld) << "not asked to hold: not a refusal";
     EXPECT_EQ(0u, dev.pinned);
     Put(e);
+}
+
+// The same cache keeps the mappings of a peer's export (smsc_knemlike_map.c): entries that
+// hold no pages, unmapped by their range, and an attachment refused for want of address
+// space or mappings (ENOMEM) makes room as a region refused for want of slots does.
+TEST_F(Cache, DestroyIsToldTheRangeCreateMade)
+{
+    smsc_knemlike_cache_fini(&cache);
+    Init(1, 0, 0);
+    Send(A + 5, 3 * P);
+    Send(A + 100 * P, P); // evicts the first: destroy must name its base and length
+    EXPECT_EQ(1, dev.destroys);
+    EXPECT_EQ(0, dev.wrong_ranges);
+}
+
+TEST_F(Cache, AnEntryNamesTheCacheHoldingIt)
+{
+    smsc_knemlike_cache_entry *e = Get(A, P);
+    EXPECT_EQ(&cache, e->cache) << "unmap_peer_region finds the endpoint from its entry";
+    Put(e);
+}
+
+TEST_F(Cache, OutOfAddressSpaceEvictsUnusedEntriesAndRetries)
+{
+    smsc_knemlike_cache_fini(&cache);
+    Init(0, 0, 0);
+    dev.max_bytes_live = 4 * P;
+    uint64_t a = Send(A, 2 * P);
+    uint64_t b = Send(A + 10 * P, 2 * P);
+    (void) Send(A, 2 * P); // a is now the most recently used
+    smsc_knemlike_cache_entry *c = Get(A + 20 * P, 2 * P);
+    ASSERT_NE(nullptr, c);
+    EXPECT_EQ(0u, dev.live.count(b)) << "the least recently used mapping goes first";
+    EXPECT_EQ(1u, dev.live.count(a));
+    EXPECT_EQ(1u, cache.stats.evictions);
+    EXPECT_EQ(0u, cache.stats.failures);
+    EXPECT_EQ(0u, cache.stats.unheld) << "a mapping never held pages";
+    Put(c);
+}
+
+TEST_F(Cache, OutOfAddressSpaceWithEveryEntryInUseFails)
+{
+    smsc_knemlike_cache_fini(&cache);
+    Init(0, 0, 0);
+    dev.max_bytes_live = 2 * P;
+    smsc_knemlike_cache_entry *a = Get(A, 2 * P);
+    int err = 0;
+    EXPECT_EQ(nullptr, smsc_knemlike_cache_acquire(&cache, A + 10 * P, P, &err));
+    EXPECT_EQ(-ENOMEM, err);
+    EXPECT_EQ(1u, dev.live.count(a->reg.cookie)) << "a mapping in use is never undone";
+    EXPECT_EQ(1u, cache.stats.failures);
+    Put(a);
 }

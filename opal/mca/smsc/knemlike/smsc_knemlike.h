@@ -1,6 +1,8 @@
 /*
  * smsc/knemlike: shared-memory single copy through the knemlike kernel module
- * (/dev/knemlike, kmod/), with a registration cache (smsc_knemlike_cache.h).
+ * (/dev/knemlike, kmod/), with a registration cache (smsc_knemlike_cache.h); and, where
+ * the module has exports, peers' memory mapped here (MCA_SMSC_FEATURE_CAN_MAP,
+ * smsc_knemlike_map.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -18,6 +20,8 @@
 
 #include "smsc_knemlike_attach.h"
 #include "smsc_knemlike_cache.h"
+
+#include <linux/knemlike.h>
 
 BEGIN_C_DECLS
 
@@ -57,6 +61,13 @@ static inline bool knemlike_under_valgrind(void)
 #endif
 }
 
+/* What a process publishes in the modex (PMIx, local scope) once it has exported its
+ * address space: a peer maps any page-aligned part of [start, end) with the cookie. */
+struct smsc_knemlike_modex {
+    struct knemlike_export_cookie cookie;
+    uint64_t start, end;
+};
+
 struct mca_smsc_knemlike_component_t {
     mca_smsc_component_t super;
 
@@ -66,6 +77,8 @@ struct mca_smsc_knemlike_component_t {
     unsigned long cache_max_mb;   /* smsc_knemlike_cache_max_mb, 0: auto */
     bool hold_pages;              /* smsc_knemlike_hold_pages */
     int attach_max;               /* smsc_knemlike_attach_max, 0: copies by ioctl only */
+    bool map;                     /* smsc_knemlike_map */
+    unsigned long map_max_mb;     /* smsc_knemlike_map_max_mb, per peer, 0: no limit */
 
     /* state, valid once query succeeded */
     int fd;
@@ -75,11 +88,26 @@ struct mca_smsc_knemlike_component_t {
     int attach;                   /* attach_max > 0, and the module can (not under valgrind) */
     struct smsc_knemlike_attach_cache attachments;
     uint64_t cache_max_bytes;     /* cache_max_mb, or what auto came to; 0: no limit */
+    bool can_attach_exports;      /* the module has exports (ABI 3), not under valgrind */
+    bool exported;                /* this process's export, published in the modex */
+    struct smsc_knemlike_modex export_info; /* its cookie and range, when exported */
     unsigned long long pvar_hits, pvar_misses, pvar_evictions, pvar_unheld, pvar_held_bytes;
     unsigned long long pvar_attach_hits, pvar_attaches, pvar_attach_evictions,
         pvar_attach_refused;
+    unsigned long long pvar_map_hits, pvar_maps, pvar_map_evictions, pvar_map_failures;
 };
 typedef struct mca_smsc_knemlike_component_t mca_smsc_knemlike_component_t;
+
+/* A peer, as this process sees it: the peer's export, if it published one, and the
+ * mappings of it made here (by range; smsc_knemlike_map.c). Our own class: libopen-pal
+ * does not export mca_smsc_endpoint_t's class to out-of-tree components. */
+struct smsc_knemlike_endpoint {
+    mca_smsc_endpoint_t super;
+    opal_mutex_t lock;                 /* serialises the mapping cache */
+    bool mappable;                     /* the peer exported, and this process can attach */
+    struct smsc_knemlike_modex peer;
+    struct smsc_knemlike_cache maps;   /* valid when mappable */
+};
 
 OPAL_DECLSPEC extern mca_smsc_knemlike_component_t mca_smsc_knemlike_component;
 extern mca_smsc_module_t mca_smsc_knemlike_module;
@@ -88,6 +116,18 @@ extern mca_smsc_module_t mca_smsc_knemlike_module;
  * (smsc_knemlike_module.c); stop them (the component's close). */
 void mca_smsc_knemlike_cache_start(void);
 void mca_smsc_knemlike_cache_stop(void);
+
+/* Exports (smsc_knemlike_map.c). Export this process's address space and publish it in
+ * the modex; false (and why, at smsc_base_verbose) when it cannot: CAN_MAP is then not
+ * advertised. Destroy the export (the component's close). */
+bool mca_smsc_knemlike_export_publish(void);
+void mca_smsc_knemlike_export_destroy(void);
+/* An endpoint's mappings: set up from the peer's modex, and every mapping undone. */
+void mca_smsc_knemlike_map_endpoint_init(struct smsc_knemlike_endpoint *endpoint);
+void mca_smsc_knemlike_map_endpoint_fini(struct smsc_knemlike_endpoint *endpoint);
+void *mca_smsc_knemlike_map_peer_region(mca_smsc_endpoint_t *endpoint, uint64_t flags,
+                                        void *remote_address, size_t size, void **local_mapping);
+void mca_smsc_knemlike_unmap_peer_region(void *ctx);
 
 END_C_DECLS
 

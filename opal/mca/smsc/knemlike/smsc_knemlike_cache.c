@@ -138,7 +138,7 @@ static void destroy_entry(struct smsc_knemlike_cache *cache, entry_t *e)
         lru_unlink(cache, e);
     }
     index_remove(cache, e);
-    (void) cache->ops.destroy(cache->ops.ctx, e->reg.cookie);
+    (void) cache->ops.destroy(cache->ops.ctx, &e->reg);
     free(e);
 }
 
@@ -198,15 +198,17 @@ struct smsc_knemlike_cache_entry *smsc_knemlike_cache_acquire(struct smsc_knemli
     }
     e->reg.base = lo;
     e->reg.len = hi - lo;
+    e->cache = cache;
     e->held = cache->hold;
     *err = cache->ops.create(cache->ops.ctx, lo, hi - lo, e->held, &e->reg.cookie);
     /* The module's own limits can be below ours: its regions per file (max_regions_per_file,
-     * which root may lower at run time) and, for held regions, the process's RLIMIT_MEMLOCK.
-     * Make room there from the unused end. A region that still cannot hold its pages, or
+     * which root may lower at run time), for held regions the process's RLIMIT_MEMLOCK, and
+     * kernel memory or, for mappings, the address space and vm.max_map_count. Make room
+     * there from the unused end. A region that still cannot hold its pages, or
      * whose memory cannot be pinned as asked (read-only memory for a region peers may
      * write, say), is made without: the kernel then finds its pages at each copy. */
     for (;;) {
-        if ((-EMFILE == *err || -EDQUOT == *err) && NULL != cache->lru_tail) {
+        if ((-EMFILE == *err || -EDQUOT == *err || -ENOMEM == *err) && NULL != cache->lru_tail) {
             destroy_entry(cache, cache->lru_tail);
             cache->stats.evictions++;
         } else if (*err && -EMFILE != *err && e->held) {
@@ -224,7 +226,7 @@ struct smsc_knemlike_cache_entry *smsc_knemlike_cache_acquire(struct smsc_knemli
     }
     *err = index_insert(cache, e);
     if (*err) {
-        (void) cache->ops.destroy(cache->ops.ctx, e->reg.cookie);
+        (void) cache->ops.destroy(cache->ops.ctx, &e->reg);
         free(e);
         cache->stats.failures++;
         return NULL;
@@ -267,7 +269,7 @@ void smsc_knemlike_cache_fini(struct smsc_knemlike_cache *cache)
         e->in_use = 0;
         e->lru_prev = e->lru_next = NULL;
         index_remove(cache, e);
-        (void) cache->ops.destroy(cache->ops.ctx, e->reg.cookie);
+        (void) cache->ops.destroy(cache->ops.ctx, &e->reg);
         free(e);
     }
     free(cache->by_base);

@@ -17,6 +17,10 @@
  * cannot be pinned as asked (read-only memory: peers may write a registration), it is
  * made without holding its pages (it still works, as a CMA-like copy).
  *
+ * The same cache keeps the mappings of a peer's export (smsc_knemlike_map.c, one cache per
+ * peer): there an entry is a mapping, its "cookie" the mapping's local address, and the
+ * create and destroy callbacks attach and munmap.
+ *
  * Pure C with the device behind two callbacks, so the logic is unit-tested on any host
  * (tests/unit/test_knemlike_cache.cc). Not thread-safe: the component serialises calls.
  *
@@ -34,13 +38,16 @@ extern "C" {
 
 /* What travels to the peer in the rendezvous: enough to name a byte of the region. */
 struct smsc_knemlike_reg {
-    uint64_t cookie;
-    uint64_t base; /* address of the region's first byte in the owner */
+    uint64_t cookie; /* what create returned: the region's cookie (or a mapping's address) */
+    uint64_t base;   /* address of the region's first byte in the owner */
     uint64_t len;
 };
 
+struct smsc_knemlike_cache;
+
 struct smsc_knemlike_cache_entry {
     struct smsc_knemlike_reg reg;
+    struct smsc_knemlike_cache *cache;                     /* the cache holding it */
     unsigned in_use;
     int held;                                              /* its region holds its pages */
     struct smsc_knemlike_cache_entry *lru_prev, *lru_next; /* only while in_use == 0 */
@@ -48,10 +55,13 @@ struct smsc_knemlike_cache_entry {
 
 struct smsc_knemlike_cache_ops {
     /* Create a region over [base, base + len), holding its pages if hold; 0 and *cookie,
-     * or a negative errno (-EDQUOT: holding would pass the memory-lock limit). */
+     * or a negative errno. Errors after which unused entries are evicted and the create
+     * tried again: -EMFILE (the device's objects per file), -EDQUOT (holding would pass
+     * the memory-lock limit), -ENOMEM (kernel memory, or for a mapping the address space
+     * or vm.max_map_count). */
     int (*create)(void *ctx, uint64_t base, uint64_t len, int hold, uint64_t *cookie);
-    /* Destroy a region; 0 or a negative errno. */
-    int (*destroy)(void *ctx, uint64_t cookie);
+    /* Destroy what create made for reg; 0 or a negative errno. */
+    int (*destroy)(void *ctx, const struct smsc_knemlike_reg *reg);
     void *ctx;
 };
 

@@ -1,5 +1,6 @@
 /*
- * smsc/knemlike component: parameters, query (proves the device works), enable, close.
+ * smsc/knemlike component: parameters, query (proves the device works), enable (exports
+ * this process's address space where the module can: CAN_MAP), close.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -94,6 +95,26 @@ static int knemlike_component_register(void)
         "(0: every copy through the device's ioctl). Default: 256",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->attach_max);
+
+    c->map = true;
+    (void) mca_base_component_var_register(
+        v, "map",
+        "Export this process's address space so that peers map its buffers (CAN_MAP: stock "
+        "btl/sm then sends in place, the receiver copying straight from the sender's buffer); "
+        "needs a module with exports (ABI 3). false: as with a module without exports. "
+        "Default: true",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->map);
+
+    /* Nothing is mapped before it is touched: the bound is on address space and on
+     * mappings (vm.max_map_count), not on memory. */
+    c->map_max_mb = 1024;
+    (void) mca_base_component_var_register(
+        v, "map_max_mb",
+        "Most MiB of each peer's memory kept mapped here once unused (mappings in use are "
+        "never undone; 0: no limit). Default: 1024",
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->map_max_mb);
     return OPAL_SUCCESS;
 }
 
@@ -135,7 +156,16 @@ static int knemlike_component_close(void)
                                 (unsigned long long) c->attachments.stats.evictions,
                                 (unsigned long long) c->attachments.stats.refused);
         }
+        if (c->exported) {
+            opal_output_verbose(MCA_BASE_VERBOSE_INFO,
+                                opal_smsc_base_framework.framework_output,
+                                "smsc:knemlike: peers' memory mapped: %llu hits, %llu mappings "
+                                "made, %llu evicted, %llu failed",
+                                c->pvar_map_hits, c->pvar_maps, c->pvar_map_evictions,
+                                c->pvar_map_failures);
+        }
         mca_smsc_knemlike_cache_stop();
+        mca_smsc_knemlike_export_destroy();
     }
     knemlike_close_device();
     OBJ_DESTRUCT(&c->lock);
@@ -230,9 +260,12 @@ static int knemlike_component_query(void)
         snprintf(detail, sizeof(detail), "not a knemlike device (GET_INFO: %s)", strerror(errno));
         return knemlike_decline("abi-mismatch", detail);
     }
-    if (KNEMLIKE_ABI_VERSION != info.abi_version) {
+    /* ABI 3 added exports and kept ABI 2's ioctls as they were: a module of ABI 2 serves
+     * copies and registrations, without CAN_MAP. */
+    if (info.abi_version < 2 || KNEMLIKE_ABI_VERSION < info.abi_version) {
         snprintf(detail, sizeof(detail),
-                 "the loaded module speaks ABI %u, this component was built for ABI %u",
+                 "the loaded module speaks ABI %u, this component was built for ABI %u (and "
+                 "works with ABI 2, without mapping peers' memory)",
                  info.abi_version, KNEMLIKE_ABI_VERSION);
         return knemlike_decline("abi-mismatch", detail);
     }
@@ -244,6 +277,8 @@ static int knemlike_component_query(void)
      * of: copies then go through the ioctl, which it is told about. */
     c->attach = c->attach_max > 0 && (info.features & KNEMLIKE_FEATURE_ATTACH)
                 && !knemlike_under_valgrind();
+    c->can_attach_exports = 3 <= info.abi_version && (info.features & KNEMLIKE_FEATURE_EXPORT)
+                            && !knemlike_under_valgrind();
     c->cache_max_bytes = (uint64_t) c->cache_max_mb << 20;
     if (0 == c->cache_max_mb && c->hold) {
         struct rlimit lock;
@@ -279,6 +314,13 @@ static mca_smsc_module_t *knemlike_component_enable(void)
         return NULL;
     }
     mca_smsc_knemlike_cache_start();
+    /* Before the modex's fence (Open MPI selects smsc before the PML), so that peers find
+     * the export when they make their endpoints. (Enabled again after a finalize, with
+     * MPI sessions, it starts over.) */
+    mca_smsc_knemlike_module.features &= ~(uint64_t) MCA_SMSC_FEATURE_CAN_MAP;
+    if (mca_smsc_knemlike_export_publish()) {
+        mca_smsc_knemlike_module.features |= MCA_SMSC_FEATURE_CAN_MAP;
+    }
     knemlike_register_pvar("cache_hits", "Registrations served by the registration cache",
                            &c->pvar_hits, MCA_BASE_PVAR_CLASS_COUNTER);
     knemlike_register_pvar("cache_misses", "Registrations that created a region",
@@ -300,5 +342,14 @@ static mca_smsc_module_t *knemlike_component_enable(void)
     knemlike_register_pvar("attach_refused", "Peers' registrations the module would not map "
                            "(not holding their pages): copied by ioctl",
                            &c->pvar_attach_refused, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("map_hits", "Peers' buffers mapped through a mapping made before",
+                           &c->pvar_map_hits, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("maps", "Mappings of peers' exported memory made here",
+                           &c->pvar_maps, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("map_evictions", "Unused mappings of peers' memory undone to stay "
+                           "within smsc_knemlike_map_max_mb",
+                           &c->pvar_map_evictions, MCA_BASE_PVAR_CLASS_COUNTER);
+    knemlike_register_pvar("map_failures", "Peers' buffers that could not be mapped",
+                           &c->pvar_map_failures, MCA_BASE_PVAR_CLASS_COUNTER);
     return &mca_smsc_knemlike_module;
 }

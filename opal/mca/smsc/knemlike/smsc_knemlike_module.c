@@ -1,7 +1,8 @@
 /*
  * smsc/knemlike module: endpoints, registration through the cache, copies through the
- * device. The only code in user space that talks to /dev/knemlike besides the query's
- * self-test (smsc_knemlike_component.c).
+ * device. With smsc_knemlike_map.c (exports and mappings of them) and the query's
+ * self-test (smsc_knemlike_component.c), the only code in user space that talks to
+ * /dev/knemlike.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -36,9 +37,9 @@ static int knemlike_region_create(void *ctx, uint64_t base, uint64_t len, int ho
     return 0;
 }
 
-static int knemlike_region_destroy(void *ctx, uint64_t cookie)
+static int knemlike_region_destroy(void *ctx, const struct smsc_knemlike_reg *reg)
 {
-    struct knemlike_destroy req = {.cookie = cookie};
+    struct knemlike_destroy req = {.cookie = reg->cookie};
     (void) ctx;
     return ioctl(mca_smsc_knemlike_component.fd, KNEMLIKE_IOC_DESTROY, &req) ? -errno : 0;
 }
@@ -129,15 +130,24 @@ static bool knemlike_copy_attached(const struct smsc_knemlike_reg *reg, void *lo
     return mapped;
 }
 
-/* Our own class: libopen-pal does not export mca_smsc_endpoint_t's class to
- * out-of-tree components. Nothing beyond the base endpoint is needed, since the cookie
- * travels with each registration. */
-struct smsc_knemlike_endpoint {
-    mca_smsc_endpoint_t super;
-};
-typedef struct smsc_knemlike_endpoint smsc_knemlike_endpoint_t;
-static OBJ_CLASS_INSTANCE(smsc_knemlike_endpoint_t, opal_object_t, NULL, NULL);
+static void knemlike_endpoint_construct(struct smsc_knemlike_endpoint *endpoint)
+{
+    OBJ_CONSTRUCT(&endpoint->lock, opal_mutex_t);
+    endpoint->mappable = false;
+}
 
+static void knemlike_endpoint_destruct(struct smsc_knemlike_endpoint *endpoint)
+{
+    mca_smsc_knemlike_map_endpoint_fini(endpoint);
+    OBJ_DESTRUCT(&endpoint->lock);
+}
+
+typedef struct smsc_knemlike_endpoint smsc_knemlike_endpoint_t;
+static OBJ_CLASS_INSTANCE(smsc_knemlike_endpoint_t, opal_object_t, knemlike_endpoint_construct,
+                          knemlike_endpoint_destruct);
+
+/* The cookie of a registration travels with it; what an endpoint adds is the peer's
+ * export, for mapping (smsc_knemlike_map.c). */
 static mca_smsc_endpoint_t *knemlike_get_endpoint(opal_proc_t *peer_proc)
 {
     struct smsc_knemlike_endpoint *endpoint = OBJ_NEW(smsc_knemlike_endpoint_t);
@@ -145,9 +155,11 @@ static mca_smsc_endpoint_t *knemlike_get_endpoint(opal_proc_t *peer_proc)
         return NULL;
     }
     endpoint->super.proc = peer_proc;
+    mca_smsc_knemlike_map_endpoint_init(endpoint);
     return &endpoint->super;
 }
 
+/* Unmaps every mapping of the peer's memory (the destructor). */
 static void knemlike_return_endpoint(mca_smsc_endpoint_t *endpoint)
 {
     OBJ_RELEASE(endpoint);
@@ -266,6 +278,8 @@ static void knemlike_deregister_region(void *reg_data)
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
+/* MCA_SMSC_FEATURE_CAN_MAP is added at enable once this process's export is published;
+ * map_peer_region serves peers that exported whatever this process did. */
 mca_smsc_module_t mca_smsc_knemlike_module = {
     .features = MCA_SMSC_FEATURE_REQUIRE_REGISTRATION,
     .registration_data_size = sizeof(struct smsc_knemlike_reg),
@@ -273,6 +287,8 @@ mca_smsc_module_t mca_smsc_knemlike_module = {
     .return_endpoint = knemlike_return_endpoint,
     .copy_to = knemlike_copy_to,
     .copy_from = knemlike_copy_from,
+    .map_peer_region = mca_smsc_knemlike_map_peer_region,
+    .unmap_peer_region = mca_smsc_knemlike_unmap_peer_region,
     .register_region = knemlike_register_region,
     .deregister_region = knemlike_deregister_region,
 };
