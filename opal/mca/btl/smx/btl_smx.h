@@ -54,12 +54,19 @@ struct smx_record;
 #define SMX_ALWAYS (-1)   /* the cost limits */
 #define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
 #define SMX_MEASURE (-1)    /* single_copy_cost */
+/* btl_smx_skew: what a late receiver changes (btl_smx_skew.c). */
+enum smx_skew_mode {
+    SMX_SKEW_OFF = 0, /* nothing */
+    SMX_SKEW_ON,      /* receivers found late get their larger messages eagerly */
+    SMX_SKEW_ALWAYS,  /* every receiver taken for late (for tests) */
+};
 
 /* One module per locality class. */
 struct mca_btl_smx_module_t {
     mca_btl_base_module_t super;
     int cls;         /* enum smx_locality_class */
     int short_peers; /* its peers with ep->short_eager (component lock) */
+    int late_peers;  /* its peers with ep->skew_told: late receivers (component lock) */
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
@@ -95,6 +102,15 @@ struct mca_btl_base_endpoint_t {
     size_t pull_size;      /* the size of the get that opened that period */
     struct smx_adapt adapt; /* single or double copy for its gets, as measured */
     bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */
+    /* skew (btl_smx_skew.c): as its receiver, */
+    bool skew_late;        /* I am late to this sender (published in my header) */
+    uint64_t skew_get_end; /* when my last get from it completed (ns; 0: none yet) */
+    int skew_late_gets;    /* gets in a row that waited for me */
+    uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
+    int skew_waited;       /* ... its messages in a row I had waited for (none there) */
+    /* as its sender, */
+    bool skew_told;        /* it says it is late to me: its class's module sends eagerly */
+    const volatile uint8_t *skew_watch; /* where it says so; NULL: never heard */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_base_verbose trace */
 };
@@ -118,6 +134,9 @@ struct mca_btl_smx_component_t {
     int single_copy_cost;                 /* % of a memcpy; SMX_MEASURE */
     char *calibration_file;               /* the node's (btl_smx_calibrate.c); "auto", "none" */
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
+    int skew;                             /* enum smx_skew_mode */
+    int skew_late_us;                     /* a get waiting longer for me: I am late */
+    int skew_eager_limit;                 /* eager limit (bytes) to a late receiver */
 
     /* the node, as init found it */
     uint64_t area_max;  /* bytes of my chunk area: btl_smx_budget_kb, or as 'auto' says */
@@ -126,6 +145,11 @@ struct mca_btl_smx_component_t {
     uint32_t ring_size_rest; /* ... and of later ones (both as 'auto' says if not set) */
     int hw_threads;     /* hardware threads this job may use here; 0: unknown */
     unsigned long long l2_bytes; /* the largest L2 cache here; 0: unknown */
+    size_t skew_eager_max;  /* the eager limit to late receivers here; 0: none (skew.c) */
+    uint64_t skew_late_ns;  /* btl_smx_skew_late_us */
+    int skew_late_count;    /* senders I am late to */
+    uint64_t skew_idle;     /* while any: progress calls that found no message */
+    mca_btl_smx_endpoint_t *delivering; /* whose message the upper layer is handed now */
 
     char *backing_directory; /* btl_smx_backing_directory */
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
@@ -166,6 +190,10 @@ struct mca_btl_smx_component_t {
         unsigned long long sends_queued;     /* sends that found no room and waited */
         unsigned long long pair_rings;       /* peers I write to through a pair ring */
         unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */
+        unsigned long long skew_late;        /* senders I found myself late to */
+        unsigned long long skew_caught_up;   /* ... and then caught up with */
+        unsigned long long skew_switches;    /* a peer's word changed its class's limit */
+        unsigned long long skew_eager_sends; /* messages above a fragment sent eagerly */
     } stats;
 
     mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
@@ -241,6 +269,30 @@ int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
 int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag);
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag);
+
+/* Post a message of header_size + payload_size bytes (the payload from the convertor; or,
+ * with none, all of it at 'header') in several chunks (SMX_KIND_MULTI), all taken at once
+ * or none (component lock held); false: no room now. */
+bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
+                            struct opal_convertor_t *convertor, size_t payload_size,
+                            mca_btl_base_tag_t tag);
+/* Payload bytes of a whole-fragment chunk; how many of them my area may carve. */
+size_t mca_btl_smx_chunk_room_max(void);
+uint64_t mca_btl_smx_frag_chunks_max(void);
+
+/* btl_smx_skew.c: a late receiver (docs/using-smx.md, "A late receiver") */
+/* The eager limit to late receivers this area allows (init, after the segment). */
+void mca_btl_smx_skew_init(void);
+/* Receiver: a get from ep starts (now: its clock, ns), or ended. */
+void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now);
+static inline void mca_btl_smx_skew_get_end(mca_btl_smx_endpoint_t *ep, uint64_t now)
+{
+    ep->skew_get_end = now;
+}
+/* Receiver: a message from ep, a sender I am late to, is handed over. */
+void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep);
+/* Sender: what ep says of itself now (reads its header); true if that changed. */
+bool mca_btl_smx_skew_listen(mca_btl_smx_endpoint_t *ep);
 
 /* btl_smx_sendi.c */
 int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

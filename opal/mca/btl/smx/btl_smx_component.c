@@ -181,6 +181,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
      * it at the first add_procs): every process then takes the same decisions, and N
      * processes do not measure at once. */
     mca_btl_smx_calibrate_node();
+    mca_btl_smx_skew_init(); /* (the area is known now) */
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {

@@ -58,6 +58,7 @@ static int smx_frag_item_init(opal_free_list_item_t *item, void *ctx)
     mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) item;
 
     frag->data = item->ptr;
+    frag->big = NULL;
     frag->small = (&mca_btl_smx_component.small_frags == ctx);
     return OPAL_SUCCESS;
 }
@@ -112,6 +113,11 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
         OPAL_THREAD_UNLOCK(&c->lock);
     }
     frag = (mca_btl_smx_frag_t *) opal_free_list_get(small ? &c->small_frags : &c->frags);
+    if (NULL != frag && size > (size_t) c->frag_size
+        && NULL == (frag->big = malloc(size))) {
+        opal_free_list_return(&c->frags, &frag->base.super);
+        frag = NULL;
+    }
     if (NULL == frag) {
         if (!small) {
             OPAL_THREAD_LOCK(&c->lock);
@@ -123,7 +129,10 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
     frag->counted = !small;
     frag->endpoint = endpoint;
     frag->kind = SMX_KIND_AM;
-    frag->segment.seg_addr.pval = frag->data;
+    if (size <= (size_t) c->frag_size) {
+        frag->big = NULL;
+    }
+    frag->segment.seg_addr.pval = NULL != frag->big ? frag->big : frag->data;
     frag->segment.seg_len = 0;
     frag->base.des_segments = &frag->segment;
     frag->base.des_segment_count = 1;
@@ -152,5 +161,7 @@ void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     mca_btl_smx_frag_uncount(frag);
+    free(frag->big);
+    frag->big = NULL;
     opal_free_list_return(frag->small ? &c->small_frags : &c->frags, &frag->base.super);
 }

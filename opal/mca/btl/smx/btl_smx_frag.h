@@ -24,6 +24,7 @@ struct mca_btl_smx_frag_t {
     mca_btl_base_segment_t segment;
     struct mca_btl_base_endpoint_t *endpoint;
     unsigned char *data;
+    unsigned char *big; /* a message above a fragment: its own buffer (skew), or NULL */
     mca_btl_base_tag_t tag;
     uint8_t kind; /* enum smx_kind */
     bool counted; /* counted in the component's frags_out */
@@ -39,7 +40,8 @@ size_t mca_btl_smx_small_frag_bytes(void);
 /* The two free lists, once the sizes are known (init); their end (finalize). */
 int mca_btl_smx_frag_lists_init(void);
 void mca_btl_smx_frag_lists_fini(void);
-/* A descriptor that holds 'size' bytes; NULL at btl_smx_max_frags (large ones only). */
+/* A descriptor that holds 'size' bytes (above btl_smx_frag_size: in a buffer of its
+ * own); NULL at btl_smx_max_frags (large ones only). */
 mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 /* Off the count of fragments out, ahead of its release (see btl_smx_frag.c). */

@@ -108,8 +108,14 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     smx_get_op_t *op;
     mca_btl_smx_frag_t *frag;
 
+    const bool skew = SMX_SKEW_ON == c->skew;
+    const uint64_t start = skew || mca_btl_smx_policy.adaptive ? mca_btl_smx_now_ns() : 0;
+
+    if (skew) { /* did this get wait for me? (btl_smx_skew.c) */
+        mca_btl_smx_skew_get_start(endpoint, start);
+    }
     if (mca_btl_smx_single_copy(endpoint, size, false)) {
-        const uint64_t start = mca_btl_smx_now_ns();
+        uint64_t end;
         int rc;
 
         smx_count(counter, 1);
@@ -119,8 +125,11 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
-        mca_btl_smx_copy_measured(endpoint, size, SMX_COPY_SINGLE, size,
-                                  mca_btl_smx_now_ns() - start);
+        end = skew || mca_btl_smx_policy.adaptive ? mca_btl_smx_now_ns() : 0;
+        if (skew) {
+            mca_btl_smx_skew_get_end(endpoint, end);
+        }
+        mca_btl_smx_copy_measured(endpoint, size, SMX_COPY_SINGLE, size, end - start);
         mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
@@ -302,6 +311,9 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
         return;
     }
     ep->pull_bytes += op->size;
+    if (SMX_SKEW_ON == mca_btl_smx_component.skew) {
+        mca_btl_smx_skew_get_end(ep, mca_btl_smx_now_ns());
+    }
     if (0 == __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED)) {
         mca_btl_smx_copy_measured(ep, ep->pull_size, SMX_COPY_DOUBLE, ep->pull_bytes,
                                   mca_btl_smx_now_ns() - ep->pull_since);

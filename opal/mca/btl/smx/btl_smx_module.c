@@ -38,6 +38,10 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->pull_size = 0;
     smx_adapt_init(&ep->adapt);
     ep->short_eager = false;
+    ep->skew_late = ep->skew_told = false;
+    ep->skew_get_end = ep->skew_idle_seen = 0;
+    ep->skew_waited = ep->skew_late_gets = 0;
+    ep->skew_watch = NULL;
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;
@@ -502,6 +506,11 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
+    /* where it says whether it is late to me (btl_smx_skew.c) */
+    if (!guest && SMX_SKEW_ON == c->skew && 0 != c->skew_eager_max
+        && ep->slot_there < SMX_LATE_SLOTS) {
+        ep->skew_watch = &h->late[ep->slot_there];
+    }
     if (0 == peer_local_rank) {
         c->transfers_in_flight = &h->transfers_in_flight;
     }
@@ -735,8 +744,12 @@ static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
 {
     mca_btl_smx_frag_t *frag;
 
-    if (size > btl->btl_max_send_size) {
+    /* (above a fragment: an eager message to a late receiver, btl_smx_skew.c) */
+    if (size > btl->btl_max_send_size && size > btl->btl_eager_limit) {
         return NULL;
+    }
+    if (size > btl->btl_max_send_size) {
+        (void) mca_btl_smx_skew_listen(endpoint);
     }
     frag = mca_btl_smx_frag_alloc(endpoint, size);
     if (NULL == frag) {
@@ -804,9 +817,52 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
 
 /* A message from a peer: upper-layer fragments go to the registered callback, with the
  * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
+/* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
+ * lie within its segment. */
+static void smx_deliver_multi(mca_btl_smx_endpoint_t *ep, uint8_t tag, const void *payload,
+                              size_t len)
+{
+    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+    const struct smx_chunk_list *list = payload;
+    const struct smx_segment_header *h = ep->peer_segment;
+    mca_btl_base_segment_t seg[SMX_MULTI_MAX];
+
+    if (len < sizeof(*list) || 0 == list->count || list->count > SMX_MULTI_MAX
+        || len < sizeof(*list) + list->count * sizeof(list->part[0])) {
+        mca_btl_smx_fatal(ep, "a malformed list of chunks");
+    }
+    for (uint32_t i = 0; i < list->count; ++i) {
+        const uint64_t offset = list->part[i].offset;
+        if (offset < h->area_offset || offset > h->size || list->part[i].len > h->size - offset) {
+            mca_btl_smx_fatal(ep, "a message outside its segment");
+        }
+        seg[i].seg_addr.pval = (char *) ep->peer_segment + offset;
+        seg[i].seg_len = list->part[i].len;
+    }
+    mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
+                                              .des_segments = seg,
+                                              .des_segment_count = list->count,
+                                              .tag = tag,
+                                              .cbdata = reg->cbdata};
+    reg->cbfunc(&ep->module->super, &desc);
+}
+
 static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, void *payload,
                         size_t len)
 {
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_endpoint_t *outer = c->delivering;
+
+    /* skew (btl_smx_skew.c): a get ob1 starts from here is one the receive waited for; a
+     * message from a sender I am late to is one I took (not a piece of a get of mine: I
+     * wait for those whatever); what the peer says of itself */
+    c->delivering = ep;
+    if (OPAL_UNLIKELY(ep->skew_late) && (SMX_KIND_AM == kind || SMX_KIND_MULTI == kind)) {
+        mca_btl_smx_skew_heard(ep);
+    }
+    if (NULL != ep->skew_watch && (0 != *ep->skew_watch) != ep->skew_told) {
+        (void) mca_btl_smx_skew_listen(ep);
+    }
     switch (kind) {
     case SMX_KIND_AM: {
         const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
@@ -825,9 +881,13 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
     case SMX_KIND_GET_DATA:
         mca_btl_smx_get_piece_arrived(ep, payload, len);
         break;
+    case SMX_KIND_MULTI:
+        smx_deliver_multi(ep, tag, payload, len);
+        break;
     default: /* SMX_KIND_SKIP: nothing */
         break;
     }
+    c->delivering = outer;
 }
 
 /* The peer's chunk at 'offset' of its segment, checked to lie within it. */
@@ -946,6 +1006,9 @@ int mca_btl_smx_progress(void)
             }
             smx_deliver_chunk(from, SMX_CHUNK_OFFSET(id));
             events++;
+        }
+        if (OPAL_UNLIKELY(c->skew_late_count > 0) && 0 == events) {
+            c->skew_idle++; /* waited for messages (btl_smx_skew.c) */
         }
         if (opal_using_threads()) {
             opal_mutex_unlock(&c->poll_lock);

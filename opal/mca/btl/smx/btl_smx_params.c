@@ -17,6 +17,7 @@
 #include "btl_smx.h"
 #include "btl_smx_calfile.h"
 #include "btl_smx_types.h"
+#include "btl_smx_types.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -117,6 +118,9 @@ SMX_ENUM(smx_enum_auto, "smx_auto", {SMX_AUTO, "auto"});
 SMX_ENUM(smx_enum_busy, "smx_busy", {SMX_NEVER_BUSY, "never"});
 SMX_ENUM(smx_enum_cost, "smx_cost", {SMX_NEVER, "never"}, {SMX_ALWAYS, "always"});
 SMX_ENUM(smx_enum_measure, "smx_measure", {SMX_MEASURE, "measure"});
+/* (a plain MCA enum: these three words and nothing else) */
+static mca_base_var_enum_value_t smx_skew_values[] = {
+    {SMX_SKEW_OFF, "off"}, {SMX_SKEW_ON, "on"}, {SMX_SKEW_ALWAYS, "always"}, {0, NULL}};
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT];
@@ -263,6 +267,25 @@ int mca_btl_smx_params_register(void)
     SMX_INT("single_copy_cost", "What a single copy costs here, in % of a memcpy (measure: "
             "from the calibration file, or measured at startup)", &smx_enum_measure,
             OPAL_INFO_LVL_5, &c->single_copy_cost);
+    {
+        mca_base_var_enum_t *skew_enum = NULL;
+        c->skew = SMX_SKEW_ON;
+        if (OPAL_SUCCESS == mca_base_var_enum_create("btl_smx_skew", smx_skew_values, &skew_enum)) {
+            SMX_INT("skew", "A receiver late to a sender (its rendezvous waited for it) says so, "
+                    "and the sender then sends it messages up to btl_smx_skew_eager_limit "
+                    "eagerly (on); never (off); every receiver taken for late (always: tests)",
+                    skew_enum, OPAL_INFO_LVL_4, &c->skew);
+            OBJ_RELEASE(skew_enum);
+        }
+    }
+    c->skew_late_us = 10;
+    SMX_INT("skew_late_us", "A receiver is late to a sender when a rendezvous of its waited "
+            "this many microseconds for the receive (1-1000000)", NULL, OPAL_INFO_LVL_5,
+            &c->skew_late_us);
+    c->skew_eager_limit = 128 * 1024 + 2048; /* a 128 KiB message with its header */
+    SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class while a receiver of it is late; "
+            "at most 16 fragments and half the chunk area's fragments (btl_smx_frag_size, "
+            "btl_smx_budget_kb)", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
     c->calibration_file = "auto";
     (void) mca_base_component_var_register(&c->super.btl_version, "calibration_file",
                                            "The node's measured cost and thresholds, read (and "
@@ -295,6 +318,14 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pair_rings);
     smx_pvar("frags_peak", "Most fragments out at once (btl_smx_max_frags)",
              MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
+    smx_pvar("skew_late", "Times this process found itself late to a sender (a rendezvous "
+             "waited for its receive)", MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_late);
+    smx_pvar("skew_caught_up", "Times this process, late to a sender, caught up with it",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_caught_up);
+    smx_pvar("skew_switches", "Times a receiver's word (late, or back in step) changed its "
+             "class's eager limit here", MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_switches);
+    smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly (to late receivers)",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_eager_sends);
 
     /* The generic BTL parameters (btl_smx_eager_limit, ...) are registered on the module
      * template; a generic eager limit the user sets applies to every class not set by
@@ -531,6 +562,11 @@ bool mca_btl_smx_params_valid(void)
                  m->btl_max_send_size);
         return smx_refuse("btl_smx_rndv_eager_limit", (long long) m->btl_rndv_eager_limit,
                           expected);
+    }
+    if (!smx_in("btl_smx_skew_late_us", c->skew_late_us, 1, 1000000)
+        || !smx_in("btl_smx_skew_eager_limit", c->skew_eager_limit, SMX_EAGER_LIMIT_MIN,
+                   (long long) SMX_MULTI_MAX * c->frag_size)) {
+        return false;
     }
     return smx_eager_valid("btl_smx_eager_limit_busy", c->eager_limit_busy, true)
            && smx_eager_valid("btl_smx_eager_limit_window", c->eager_limit_window, true);

@@ -132,6 +132,7 @@ void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *
 
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
 {
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_class_policy *k = &mca_btl_smx_policy.cls[module->cls];
     size_t eager = k->eager_limit, rndv_eager = k->rndv_eager_limit;
 
@@ -143,10 +144,16 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
      * lengths follow the eager limit. The single-copy threshold is no ob1 notion: ob1
      * hands every contiguous message above the eager limit to btl_get, which asks
      * mca_btl_smx_single_copy(). */
-    module->super.btl_eager_limit = eager;
     module->super.btl_rdma_pipeline_send_length = eager;
     module->super.btl_rdma_pipeline_frag_size = eager;
     module->super.btl_rndv_eager_limit = rndv_eager;
+    /* A peer late to receive (btl_smx_skew.c): messages up to the skew limit go eagerly,
+     * a send then completes once written. */
+    if (0 != c->skew_eager_max && c->skew_eager_max > eager
+        && (SMX_SKEW_ALWAYS == c->skew || module->late_peers > 0)) {
+        eager = c->skew_eager_max;
+    }
+    module->super.btl_eager_limit = eager;
 }
 
 /*
@@ -158,8 +165,10 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
  *   thresholds_from=<file|defaults> calibration=<the calibration file|none>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
  *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1>
+ *   skew=<off|on|always> skew_late_us=<us> skew_eager_limit=<bytes|never>
  *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
- *   <class>.single_copy_min_busy=          (for each class this process has a module of)
+ *   <class>.single_copy_min_busy= <class>.late_peers=
+ *                                          (for each class this process has a module of)
  *   peer<local rank>=<class> peer<local rank>.smsc=<0|1>   (each peer attached so far)
  */
 void mca_btl_smx_policy_publish(void)
@@ -167,7 +176,7 @@ void mca_btl_smx_policy_publish(void)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const struct smx_policy *p = &mca_btl_smx_policy;
     const char *path = mca_btl_smx_calibration_path(), *file = NULL != path ? path : "none";
-    size_t size = 512 + strlen(file) + 160 * SMX_CLASS_COUNT + 48 * (size_t) c->num_local, n;
+    size_t size = 640 + strlen(file) + 200 * SMX_CLASS_COUNT + 48 * (size_t) c->num_local, n;
     char *text = malloc(size), a[24], b[24];
 
     if (NULL == text) {
@@ -182,6 +191,10 @@ void mca_btl_smx_policy_publish(void)
                            "push=%d adaptive=%d", p->window_max, p->every_get_single,
                            p->busy_always, p->busy_transfers < 0 ? "never" : a, p->push,
                            p->adaptive);
+    n += (size_t) snprintf(text + n, size - n, " skew=%s skew_late_us=%d skew_eager_limit=%s",
+                           SMX_SKEW_OFF == c->skew ? "off"
+                           : SMX_SKEW_ON == c->skew ? "on" : "always",
+                           c->skew_late_us, smx_bytes_or_never(c->skew_eager_max, a));
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         const struct smx_class_policy *k = &p->cls[cls];
         const char *name = smx_locality_class_name(cls);
@@ -189,10 +202,12 @@ void mca_btl_smx_policy_publish(void)
         if (NULL != c->modules[cls]) {
             n += (size_t) snprintf(text + n, size - n,
                                    " %s.eager_limit=%zu %s.rndv_eager_limit=%zu "
-                                   "%s.single_copy_min=%s %s.single_copy_min_busy=%s",
+                                   "%s.single_copy_min=%s %s.single_copy_min_busy=%s "
+                                   "%s.late_peers=%d",
                                    name, k->eager_limit, name, k->rndv_eager_limit, name,
                                    smx_bytes_or_never(k->single_copy_min, a), name,
-                                   smx_bytes_or_never(k->single_copy_min_busy, b));
+                                   smx_bytes_or_never(k->single_copy_min_busy, b), name,
+                                   c->modules[cls]->late_peers);
         }
     }
     for (int r = 0; NULL != c->peers && r < c->num_local; ++r) {

@@ -18,6 +18,7 @@
  */
 #include "opal_config.h"
 
+#include "opal/datatype/opal_convertor.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -38,6 +39,7 @@ struct smx_chunk_slot {
     struct smx_chunk *chunk;
     uint64_t offset;                /* in my segment */
     mca_btl_smx_endpoint_t *ep;     /* whose message it holds while busy */
+    struct smx_chunk_slot *parts;   /* the chunks of the message it lists (SMX_KIND_MULTI) */
     uint64_t release;               /* ring records: free once 'consumed' reaches this */
     int cls;
 };
@@ -141,14 +143,31 @@ static void smx_chunk_ready(struct smx_chunk_slot *s)
     c->chunk_free_last[s->cls] = s;
 }
 
-/* A chunk back from its receiver (nothing in it is read any more). */
+/* A chunk back from its receiver (nothing in it is read any more), with the chunks it
+ * listed. */
 static void smx_chunk_unget(struct smx_chunk_slot *s)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    s->ep->chunks_out--;
-    c->chunks_busy[s->cls]--;
-    smx_chunk_ready(s);
+    while (NULL != s) {
+        struct smx_chunk_slot *parts = s->parts;
+        s->parts = NULL;
+        s->ep->chunks_out--;
+        c->chunks_busy[s->cls]--;
+        smx_chunk_ready(s);
+        s = parts;
+    }
+}
+
+/* Chunks taken for one message and not sent, chained by 'next': back at once. */
+static void smx_chunks_unget(struct smx_chunk_slot *s)
+{
+    while (NULL != s) {
+        struct smx_chunk_slot *next = s->next;
+        s->parts = NULL;
+        smx_chunk_unget(s);
+        s = next;
+    }
 }
 
 /* The chunks of ep's ring records that the reader is through with, as last read. */
@@ -192,6 +211,16 @@ void mca_btl_smx_chunks_reclaim(void)
     }
 }
 
+/* A slot's record, and those of the chunks it listed, freed (finalize). */
+static void smx_slot_free(struct smx_chunk_slot *s)
+{
+    while (NULL != s) {
+        struct smx_chunk_slot *parts = s->parts;
+        free(s);
+        s = parts;
+    }
+}
+
 void mca_btl_smx_chunks_fini(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -199,13 +228,13 @@ void mca_btl_smx_chunks_fini(void)
     for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
         mca_btl_smx_endpoint_t *ep = c->peers[i];
         if (NULL != ep) {
-            free(ep->stalled);
+            smx_slot_free(ep->stalled);
             ep->stalled = NULL;
         }
         while (NULL != ep && NULL != ep->ref_first) {
             struct smx_chunk_slot *s = ep->ref_first;
             ep->ref_first = s->next;
-            free(s);
+            smx_slot_free(s);
         }
     }
     for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
@@ -214,7 +243,7 @@ void mca_btl_smx_chunks_fini(void)
             while (NULL != *lists[l]) {
                 struct smx_chunk_slot *s = *lists[l];
                 *lists[l] = s->next;
-                free(s);
+                smx_slot_free(s);
             }
         }
     }
@@ -307,6 +336,7 @@ static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t l
     c->chunk_free[cls] = s->next;
     s->ep = ep;
     s->next = NULL;
+    s->parts = NULL;
     ep->chunks_out++;
     c->chunks_busy[cls]++;
     return s;
@@ -483,14 +513,41 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     return true;
 }
 
-void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
-                             uint8_t kind, uint8_t tag)
+/* A ring record's chunk to the end of the ones that come back with the reader's count. */
+static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *s,
+                             uint64_t release)
+{
+    s->release = release;
+    s->next = NULL;
+    if (NULL == ep->ref_last) {
+        ep->ref_first = s;
+    } else {
+        ep->ref_last->next = s;
+    }
+    ep->ref_last = s;
+}
+
+/* Commit, with the chunks of a message the posted list names ('parts', chained by next):
+ * they come back with what carries the list. */
+static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
+                            uint8_t kind, uint8_t tag, struct smx_chunk_slot *parts)
 {
     if (NULL == p->rec) {
+        struct smx_chunk_slot **link = &p->slot->parts;
+        for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
+            next = s->next;
+            s->next = NULL;
+            *link = s;
+            link = &s->parts;
+        }
         smx_chunk_fill(p->slot->chunk, len, kind, tag);
         smx_queue_send(ep, p->slot);
         ep->queued++;
         return;
+    }
+    for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
+        next = s->next;
+        smx_ring_ref_add(ep, s, ep->out_head + p->skip + p->lines);
     }
     if (NULL != p->slot) { /* the record points to the chunk, which comes back with it */
         struct smx_chunk_ref *ref = (struct smx_chunk_ref *) (p->rec + 1);
@@ -499,13 +556,7 @@ void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, siz
         ref->kind = kind;
         len = sizeof(*ref);
         kind = SMX_KIND_REF;
-        p->slot->release = ep->out_head + p->skip + p->lines;
-        if (NULL == ep->ref_last) {
-            ep->ref_first = p->slot;
-        } else {
-            ep->ref_last->next = p->slot;
-        }
-        ep->ref_last = p->slot;
+        smx_ring_ref_add(ep, p->slot, ep->out_head + p->skip + p->lines);
     }
     smx_ring_post(p->rec, ep->out_head + p->skip, ep->out_key, len, kind, tag, p->lines);
     if (0 != p->skip) {
@@ -516,6 +567,94 @@ void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, siz
         smx_ring_publish(skip, ep->out_head, ep->out_key);
     }
     ep->out_head += p->skip + p->lines;
+}
+
+void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
+                             uint8_t kind, uint8_t tag)
+{
+    smx_post_commit(ep, p, len, kind, tag, NULL);
+}
+
+size_t mca_btl_smx_chunk_room_max(void)
+{
+    return smx_chunk_room(SMX_CHUNK_CLASSES - 1);
+}
+
+uint64_t mca_btl_smx_frag_chunks_max(void)
+{
+    const struct smx_segment_header *h = mca_btl_smx_component.segment;
+    const int cls = SMX_CHUNK_CLASSES - 1;
+
+    if (NULL == h) {
+        return 0;
+    }
+    return (h->rings_offset - h->area_offset) / 8 * (uint64_t) smx_area_eighths[cls]
+           / smx_chunk_bytes(cls);
+}
+
+bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
+                            struct opal_convertor_t *convertor, size_t payload_size,
+                            mca_btl_base_tag_t tag)
+{
+    const size_t room = mca_btl_smx_chunk_room_max(), total = header_size + payload_size;
+    const size_t count = (total + room - 1) / room;
+    const size_t list_len = sizeof(struct smx_chunk_list) + count * sizeof(struct smx_chunk_part);
+    struct smx_chunk_slot *parts = NULL, **tail = &parts, *s;
+    struct iovec iov[SMX_MULTI_MAX];
+    struct smx_chunk_list *list;
+    struct smx_post p;
+    size_t at = 0, i = 0;
+
+    if (count > SMX_MULTI_MAX || !mca_btl_smx_unstall(ep)) {
+        return false;
+    }
+    /* all the chunks or none: a message holding some while it waits for others could
+     * wait for ever on another one doing the same */
+    for (size_t k = 0; k < count; ++k) {
+        if (NULL == (s = smx_chunk_get(ep, room))) {
+            smx_chunks_unget(parts);
+            return false;
+        }
+        s->chunk->done = 0;
+        *tail = s;
+        tail = &s->next;
+    }
+    if (!mca_btl_smx_post_begin(ep, list_len, false, &p)) {
+        smx_chunks_unget(parts);
+        return false;
+    }
+    list = p.data;
+    for (s = parts; NULL != s; s = s->next, ++i) {
+        const size_t len = total - at < room ? total - at : room;
+        smx_chunk_fill(s->chunk, len, SMX_KIND_AM, tag);
+        list->part[i].offset = s->offset + sizeof(struct smx_chunk);
+        list->part[i].len = (uint32_t) len;
+        iov[i].iov_base = s->chunk + 1;
+        iov[i].iov_len = len;
+        at += len;
+    }
+    list->count = (uint32_t) count;
+    if (NULL == convertor) { /* all of it in one buffer */
+        const char *from = header;
+        for (i = 0; i < count; from += iov[i].iov_len, ++i) {
+            memcpy(iov[i].iov_base, from, iov[i].iov_len);
+        }
+    } else { /* the header, then the payload across the chunks */
+        uint32_t iov_count = (uint32_t) count;
+        memcpy(iov[0].iov_base, header, header_size);
+        iov[0].iov_base = (char *) iov[0].iov_base + header_size;
+        iov[0].iov_len -= header_size;
+        size_t packed = payload_size;
+        if (opal_convertor_pack(convertor, iov, &iov_count, &packed) < 0
+            || packed != payload_size) {
+            mca_btl_smx_post_abandon(ep, &p);
+            smx_chunks_unget(parts);
+            return false;
+        }
+    }
+    smx_post_commit(ep, &p, list_len, SMX_KIND_MULTI, tag, parts);
+    mca_btl_smx_count(&mca_btl_smx_component.stats.skew_eager_sends);
+    return true;
 }
 
 void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p)
@@ -544,6 +683,10 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
     struct smx_post p;
     unsigned char *data;
 
+    if (len > mca_btl_smx_chunk_room_max()) { /* eagerly to a late receiver */
+        return mca_btl_smx_post_multi(frag->endpoint, frag->segment.seg_addr.pval, len, NULL, 0,
+                                      frag->tag);
+    }
     if (!mca_btl_smx_post_begin(frag->endpoint, len, false, &p)) {
         return false;
     }

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7836717565ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7837717565ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
@@ -31,6 +31,8 @@ enum smx_kind {
     SMX_KIND_RING,    /* "from now on, read my messages from this ring" (struct smx_ring_offer) */
     SMX_KIND_SKIP,    /* pair ring only: the lines up to the ring's end are unused */
     SMX_KIND_REF,     /* pair ring only: the message is in a chunk (struct smx_chunk_ref) */
+    SMX_KIND_MULTI,   /* an upper-layer fragment larger than a chunk, in several (struct
+                         smx_chunk_list), dispatched by its tag */
 };
 
 /*
@@ -114,6 +116,21 @@ struct smx_chunk_ref {
     uint8_t pad[3];
 };
 
+/* SMX_KIND_MULTI payload: the chunks of the writer's segment that hold one message, in
+ * order (a message above a fragment, sent eagerly to a late receiver: btl_smx_skew.c).
+ * They come back with the record or the chunk that carries this list. */
+#define SMX_MULTI_MAX 16 /* chunks; ob1 takes up to MCA_BTL_DES_MAX_SEGMENTS (16) */
+struct smx_chunk_part {
+    uint64_t offset; /* of the payload, in the writer's segment */
+    uint32_t len;
+    uint32_t pad;
+};
+struct smx_chunk_list {
+    uint32_t count;
+    uint32_t pad;
+    struct smx_chunk_part part[];
+};
+
 /* SMX_KIND_RING payload, sent through the queue: where the ring is (writer's segment). */
 struct smx_ring_offer {
     uint64_t offset;
@@ -145,6 +162,8 @@ _Static_assert(sizeof(struct smx_node_numbers) == 2 * SMX_CACHE_LINE,
 
 /* Processes of other jobs that may write to my queue (SMX_CHUNK_ID's slot). */
 #define SMX_GUESTS_MAX 4096
+/* Senders (local ranks) a receiver tells whether it is late to them. */
+#define SMX_LATE_SLOTS 1024
 
 struct smx_segment_header {
     uint64_t magic;
@@ -177,6 +196,10 @@ struct smx_segment_header {
      * release) before its first message names the slot; I map its segment then. */
     uint32_t guests;
     uint8_t pad7[SMX_CACHE_LINE - 4];
+    /* Whether I am late to each sender of my job (by its local rank, up to
+     * SMX_LATE_SLOTS): 1 while its rendezvous wait for me (btl_smx_skew.c). Written by
+     * me when that changes, read by the sender. */
+    uint8_t late[SMX_LATE_SLOTS];
     uint64_t guest_name[SMX_GUESTS_MAX];
 };
 
