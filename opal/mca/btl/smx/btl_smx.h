@@ -109,8 +109,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
     int skew_waited;       /* ... its messages in a row I had waited for (none there) */
     /* as its sender, */
-    bool skew_told;        /* it says it is late to me: its class's module sends eagerly */
-    const volatile uint8_t *skew_watch; /* where it says so; NULL: never heard */
+    bool skew_told;        /* it said it is late to me: its class's module sends eagerly */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_base_verbose trace */
 };
@@ -291,8 +290,8 @@ static inline void mca_btl_smx_skew_get_end(mca_btl_smx_endpoint_t *ep, uint64_t
 }
 /* Receiver: a message from ep, a sender I am late to, is handed over. */
 void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep);
-/* Sender: what ep says of itself now (reads its header); true if that changed. */
-bool mca_btl_smx_skew_listen(mca_btl_smx_endpoint_t *ep);
+/* Sender: ep says it is late to me, or no longer (SMX_KIND_SKEW). */
+void mca_btl_smx_skew_told(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 
 /* btl_smx_sendi.c */
 int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,

@@ -41,7 +41,6 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->skew_late = ep->skew_told = false;
     ep->skew_get_end = ep->skew_idle_seen = 0;
     ep->skew_waited = ep->skew_late_gets = 0;
-    ep->skew_watch = NULL;
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;
@@ -506,11 +505,6 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
-    /* where it says whether it is late to me (btl_smx_skew.c) */
-    if (!guest && SMX_SKEW_ON == c->skew && 0 != c->skew_eager_max
-        && ep->slot_there < SMX_LATE_SLOTS) {
-        ep->skew_watch = &h->late[ep->slot_there];
-    }
     if (0 == peer_local_rank) {
         c->transfers_in_flight = &h->transfers_in_flight;
     }
@@ -748,9 +742,6 @@ static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
     if (size > btl->btl_max_send_size && size > btl->btl_eager_limit) {
         return NULL;
     }
-    if (size > btl->btl_max_send_size) {
-        (void) mca_btl_smx_skew_listen(endpoint);
-    }
     frag = mca_btl_smx_frag_alloc(endpoint, size);
     if (NULL == frag) {
         return NULL;
@@ -851,17 +842,12 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
                         size_t len)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_endpoint_t *outer = c->delivering;
-
     /* skew (btl_smx_skew.c): a get ob1 starts from here is one the receive waited for; a
      * message from a sender I am late to is one I took (not a piece of a get of mine: I
-     * wait for those whatever); what the peer says of itself */
+     * wait for those whatever) */
     c->delivering = ep;
     if (OPAL_UNLIKELY(ep->skew_late) && (SMX_KIND_AM == kind || SMX_KIND_MULTI == kind)) {
         mca_btl_smx_skew_heard(ep);
-    }
-    if (NULL != ep->skew_watch && (0 != *ep->skew_watch) != ep->skew_told) {
-        (void) mca_btl_smx_skew_listen(ep);
     }
     switch (kind) {
     case SMX_KIND_AM: {
@@ -884,10 +870,13 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
     case SMX_KIND_MULTI:
         smx_deliver_multi(ep, tag, payload, len);
         break;
+    case SMX_KIND_SKEW:
+        mca_btl_smx_skew_told(ep, payload, len);
+        break;
     default: /* SMX_KIND_SKIP: nothing */
         break;
     }
-    c->delivering = outer;
+    c->delivering = NULL;
 }
 
 /* The peer's chunk at 'offset' of its segment, checked to lie within it. */

@@ -130,7 +130,6 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (OPAL_UNLIKELY(total > btl->btl_max_send_size)) {
         /* above a fragment, under a late receiver's eager limit (btl_smx_skew.c): in
          * several chunks, written here */
-        (void) mca_btl_smx_skew_listen(endpoint);
         OPAL_THREAD_LOCK(&c->lock);
         if (opal_list_is_empty(&endpoint->pending)
             && mca_btl_smx_post_multi(endpoint, header, header_size, convertor, payload_size,

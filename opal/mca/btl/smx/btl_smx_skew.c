@@ -12,17 +12,16 @@
  * to ob1 is one whose rendezvous waited in ob1's unexpected queue: the receive was posted
  * after the message came. If that get starts more than btl_smx_skew_late_us after its
  * previous get from that sender ended, the receiver was away that long while the sender
- * waited. After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and says
- * so in its header (late[], one byte per sender of its job); a get that starts inside the
+ * waited. After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and tells
+ * it so (a message of its own, SMX_KIND_SKEW); a get that starts inside the
  * delivery (the receive was posted first), or soon after the previous one (the receiver
  * is busy with that very sender), starts the count again. It takes it back once it has
  * had to wait for SMX_SKEW_WAITED of that sender's messages in a row (a progress call
  * found nothing at all before each; the pieces of its own double-copy gets do not count,
- * it waits for those in any case): it is then ahead of it.
+ * it waits for those in any case): it is then ahead of it, and tells the sender that too.
+ * Other messages pay two stores and a test of a flag for it (smx_deliver).
  *
- * The sender listens: it reads that byte whenever a message of that peer arrives (cheap:
- * the line changes only when the receiver changes its mind) and whenever it sends a
- * message above a fragment eagerly. While a peer of a class says it is late, that class's
+ * The sender listens. While a peer of a class says it is late, that class's
  * module has the eager limit btl_smx_skew_eager_limit, as far as my chunk area holds such
  * messages (mca_btl_smx_skew_init): ob1 reads the limit at every send, so messages up to
  * it go eagerly, in several chunks of mine (SMX_KIND_MULTI), and the send completes once
@@ -39,6 +38,7 @@
 #include "btl_smx_types.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Gets in a row that waited for me: I am late (one or two may be messages that came while
  * I was in other calls, after a pause). Messages of a sender in a row that I had
@@ -76,18 +76,26 @@ void mca_btl_smx_skew_init(void)
 static void smx_skew_say(mca_btl_smx_endpoint_t *ep, bool late)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_segment_header *h = c->segment;
+    mca_btl_smx_frag_t *frag;
 
-    OPAL_THREAD_LOCK(&c->lock);
-    if (ep->skew_late != late) {
-        ep->skew_late = late;
-        c->skew_late_count += late ? 1 : -1;
-        ep->skew_idle_seen = c->skew_idle;
-        ep->skew_waited = ep->skew_late_gets = 0;
-        __atomic_store_n(&h->late[ep->peer_local_rank], (uint8_t) late, __ATOMIC_RELAXED);
-        mca_btl_smx_count(late ? &c->stats.skew_late : &c->stats.skew_caught_up);
+    if (ep->skew_late == late) {
+        return;
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
+    ep->skew_late = late;
+    ep->skew_idle_seen = c->skew_idle;
+    ep->skew_waited = ep->skew_late_gets = 0;
+    (void) __atomic_add_fetch(&c->skew_late_count, late ? 1 : -1, __ATOMIC_RELAXED);
+    mca_btl_smx_count(late ? &c->stats.skew_late : &c->stats.skew_caught_up);
+    /* a small descriptor: never refused (btl_smx_frag.c) */
+    frag = mca_btl_smx_frag_alloc(ep, sizeof(uint64_t));
+    if (NULL != frag) {
+        *(uint64_t *) frag->data = late;
+        frag->kind = SMX_KIND_SKEW;
+        frag->tag = 0;
+        frag->segment.seg_len = sizeof(uint64_t);
+        frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+        (void) mca_btl_smx_send_internal(frag);
+    }
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: %s %s",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
                         late ? "late to" : "caught up with",
@@ -98,7 +106,7 @@ void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    if (ep->skew_late || ep->peer_local_rank < 0 || ep->peer_local_rank >= SMX_LATE_SLOTS) {
+    if (ep->skew_late) {
         return;
     }
     if (c->delivering == ep || 0 == ep->skew_get_end || now - ep->skew_get_end <= c->skew_late_ns) {
@@ -125,26 +133,25 @@ void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep)
     }
 }
 
-bool mca_btl_smx_skew_listen(mca_btl_smx_endpoint_t *ep)
+void mca_btl_smx_skew_told(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const struct smx_segment_header *h = ep->peer_segment;
+    uint64_t word = 0;
     bool told;
 
-    if (NULL == ep->skew_watch || NULL == ep->module) {
-        return false;
+    if (len != sizeof(word)) {
+        mca_btl_smx_fatal(ep, "a malformed word on skew");
     }
-    told = 0 != __atomic_load_n(&h->late[ep->slot_there], __ATOMIC_RELAXED);
-    if (told == ep->skew_told) {
-        return false;
+    memcpy(&word, payload, sizeof(word));
+    told = 0 != word && SMX_SKEW_ON == c->skew && 0 != c->skew_eager_max;
+    if (told == ep->skew_told || NULL == ep->module) {
+        return;
     }
     OPAL_THREAD_LOCK(&c->lock);
-    if (told != ep->skew_told) {
-        ep->skew_told = told;
-        ep->module->late_peers += told ? 1 : -1;
-        mca_btl_smx_policy_apply(ep->module);
-        mca_btl_smx_count(&c->stats.skew_switches);
-    }
+    ep->skew_told = told;
+    ep->module->late_peers += told ? 1 : -1;
+    mca_btl_smx_policy_apply(ep->module);
+    mca_btl_smx_count(&c->stats.skew_switches);
     OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_policy_publish();
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
@@ -153,5 +160,4 @@ bool mca_btl_smx_skew_listen(mca_btl_smx_endpoint_t *ep)
                         NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer",
                         told ? "late" : "back in step", smx_locality_class_name(ep->module->cls),
                         ep->module->super.btl_eager_limit, ep->module->late_peers);
-    return true;
 }

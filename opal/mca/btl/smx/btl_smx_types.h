@@ -33,6 +33,7 @@ enum smx_kind {
     SMX_KIND_REF,     /* pair ring only: the message is in a chunk (struct smx_chunk_ref) */
     SMX_KIND_MULTI,   /* an upper-layer fragment larger than a chunk, in several (struct
                          smx_chunk_list), dispatched by its tag */
+    SMX_KIND_SKEW,    /* "I am late to you" (1) or "no longer" (0): one byte (btl_smx_skew.c) */
 };
 
 /*
@@ -162,8 +163,6 @@ _Static_assert(sizeof(struct smx_node_numbers) == 2 * SMX_CACHE_LINE,
 
 /* Processes of other jobs that may write to my queue (SMX_CHUNK_ID's slot). */
 #define SMX_GUESTS_MAX 4096
-/* Senders (local ranks) a receiver tells whether it is late to them. */
-#define SMX_LATE_SLOTS 1024
 
 struct smx_segment_header {
     uint64_t magic;
@@ -196,10 +195,6 @@ struct smx_segment_header {
      * release) before its first message names the slot; I map its segment then. */
     uint32_t guests;
     uint8_t pad7[SMX_CACHE_LINE - 4];
-    /* Whether I am late to each sender of my job (by its local rank, up to
-     * SMX_LATE_SLOTS): 1 while its rendezvous wait for me (btl_smx_skew.c). Written by
-     * me when that changes, read by the sender. */
-    uint8_t late[SMX_LATE_SLOTS];
     uint64_t guest_name[SMX_GUESTS_MAX];
 };
 
