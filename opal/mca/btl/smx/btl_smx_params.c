@@ -271,21 +271,19 @@ int mca_btl_smx_params_register(void)
         mca_base_var_enum_t *skew_enum = NULL;
         c->skew = SMX_SKEW_ON;
         if (OPAL_SUCCESS == mca_base_var_enum_create("btl_smx_skew", smx_skew_values, &skew_enum)) {
-            SMX_INT("skew", "A receiver late to a sender (its rendezvous waited for it) says so, "
-                    "and the sender then sends it messages up to btl_smx_skew_eager_limit "
-                    "eagerly (on); never (off); every receiver taken for late (always: tests)",
+            SMX_INT("skew", "Late receivers get messages up to btl_smx_skew_eager_limit eagerly "
+                    "(on); never (off); every receiver late (always: tests)",
                     skew_enum, OPAL_INFO_LVL_4, &c->skew);
             OBJ_RELEASE(skew_enum);
         }
     }
     c->skew_late_us = 10;
-    SMX_INT("skew_late_us", "A receiver is late to a sender when a rendezvous of its waited "
-            "this many microseconds for the receive (1-1000000)", NULL, OPAL_INFO_LVL_5,
+    SMX_INT("skew_late_us", "Rendezvous waiting this long (us) for their receive make a "
+            "receiver late (1-1000000)", NULL, OPAL_INFO_LVL_5,
             &c->skew_late_us);
     c->skew_eager_limit = 128 * 1024 + 2048; /* a 128 KiB message with its header */
-    SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class while a receiver of it is late; "
-            "at most 16 fragments and half the chunk area's fragments (btl_smx_frag_size, "
-            "btl_smx_budget_kb)", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
+    SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class with a late receiver, as far "
+            "as the area holds", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
     c->calibration_file = "auto";
     (void) mca_base_component_var_register(&c->super.btl_version, "calibration_file",
                                            "The node's measured cost and thresholds, read (and "
@@ -318,13 +316,13 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pair_rings);
     smx_pvar("frags_peak", "Most fragments out at once (btl_smx_max_frags)",
              MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
-    smx_pvar("skew_late", "Times this process found itself late to a sender (a rendezvous "
-             "waited for its receive)", MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_late);
-    smx_pvar("skew_caught_up", "Times this process, late to a sender, caught up with it",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_caught_up);
-    smx_pvar("skew_switches", "Times a receiver's word (late, or back in step) changed its "
-             "class's eager limit here", MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_switches);
-    smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly (to late receivers)",
+    smx_pvar("skew_late", "Times late to a sender", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.skew_late);
+    smx_pvar("skew_caught_up", "Times caught up with a sender", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.skew_caught_up);
+    smx_pvar("skew_switches", "Eager limit changes on receivers' word",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_switches);
+    smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_eager_sends);
 
     /* The generic BTL parameters (btl_smx_eager_limit, ...) are registered on the module
