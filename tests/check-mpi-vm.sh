@@ -145,6 +145,33 @@ shm_case 24m 'could not reserve\|not enough space for' "a budget of 4096 KiB" no
 shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 	"budgets of 16 MiB asked for: no room for one segment, smx refused by name" \
 	"--mca btl_smx_budget_kb 16384"
+# Last of all, as it cannot be undone before the guest reboots: Yama's ptrace_scope 3 (as
+# Rocky 9.8's fix for CVE-2026-46333 sets it): no process may read another's memory, not
+# even root's. knemlike needs no ptrace right: stock sm and smx with knemlike must still
+# single-copy through it. smx with cma selected must say once (per job) that it cannot,
+# copy through shared memory and never make the kernel log an attempt. Stock sm + cma,
+# the failure mode docs/using-knemlike.md describes: its smsc still offers itself, every
+# process fails to reach its peers by CMA (the kernel logs the attempts, rate-limited),
+# and the suite still passes by copying twice.
+script+="echo '== kernel.yama.ptrace_scope 3'; mount -o remount,size=256m /dev/shm; "
+script+="klog() { dmesg | grep -c 'ptrace attach\\|ptrace read\\|ptrace.*was attempted'; }; "
+script+="if ! echo 3 2>/dev/null >/proc/sys/kernel/yama/ptrace_scope || "
+script+="[ \"\$(cat /proc/sys/kernel/yama/ptrace_scope)\" != 3 ]; then "
+script+="echo 'FAIL: cannot set kernel.yama.ptrace_scope to 3 (a kernel without Yama?)'; status=1; else "
+for cfg in sm-knemlike smx-knemlike-busy; do
+	copies_before attach_faults
+	script+="$suite --np 2 --label '$cfg np=2 ptrace_scope=3 (VM)' $(smx_config_args "$cfg") || status=1; "
+	copies_after "$cfg np=2 with ptrace_scope 3" attach_faults
+done
+script+="k0=\$(klog); out=\$($suite --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM)' "
+script+="$(smx_config_args smx-cma) 2>&1 | tr -d '\\000'); rc=\$?; k1=\$(klog); "
+script+="said=\$(grep -c 'lets no process read' <<<\"\$out\"); "
+script+="if [ \$rc = 0 ] && [ \"\$said\" = 1 ] && [ \$k1 = \$k0 ]; then "
+script+="echo \"ok: smx with cma under ptrace_scope 3: the suite passes by double copy, said once, no kernel log line\"; "
+script+="else echo \"FAIL: smx with cma under ptrace_scope 3: suite status \$rc, said \$said times (want 1), kernel log lines \$k0 -> \$k1 (want no new): \$(tail -30 <<<\"\$out\")\"; status=1; fi; "
+script+="k0=\$(klog); $suite --np 2 --label 'sm-cma np=2 ptrace_scope=3 (VM)' $(smx_config_args sm-cma) || status=1; "
+script+="k1=\$(klog); echo \"stock sm + cma under ptrace_scope 3: the suite passes without single copy; the kernel logged \$((k1 - k0)) refused attempts (rate-limited)\"; "
+script+="fi; "
 cd "$top"
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1
 for cfg in smx-knemlike-busy sm-knemlike; do

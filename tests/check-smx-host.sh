@@ -16,6 +16,7 @@ mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/ringpages" "$top/tests/smx/ringpages.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$top/tests/smx/latesender.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latereceiver" "$top/tests/smx/latereceiver.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$top/tests/smx/truncate.c"
 launch=(mpirun -np 2)
 launch+=($(smx_root_args))
 # policy OUT KEY: the values of KEY (a pattern: 'busy_always', '[a-z0-9]*\.eager_limit')
@@ -536,6 +537,20 @@ for mode in on off; do
 		echo "ok: a late receiver, skew $mode: $(grep '^latereceiver: rank' <<<"$out" | tr '\n' ' ')"
 	else
 		fail "a late receiver, skew $mode: $out"
+	fi
+done
+# 14. a message larger than its receive fails it with MPI_ERR_TRUNCATE, posted or not, its
+#     first bytes received: eager in one chunk (20000 into 10000), by rendezvous (100 KiB
+#     into 64 KiB), and eager in several chunks (100 KiB with every receiver late: ob1
+#     must see one segment, or it misses the truncation of a posted receive).
+for t in "smx-cma 20000 10000" "smx-cma 102400 65536" "smx-skew-always 102400 65536"; do
+	read -r cfg len rlen <<<"$t"
+	out=$("${launch[@]}" $(smx_config_args "$cfg") "$build/tests/smx/truncate" "$len" "$rlen" \
+		2>&1 | tr -d '\000')
+	if grep -q "^truncate: PASS" <<<"$out"; then
+		echo "ok: $len bytes into a receive of $rlen on $cfg: MPI_ERR_TRUNCATE, posted or not"
+	else
+		fail "$len bytes into a receive of $rlen on $cfg: $out"
 	fi
 done
 exit $status

@@ -103,7 +103,7 @@ struct mca_btl_base_endpoint_t {
     struct smx_adapt adapt; /* single or double copy for its gets, as measured */
     bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */
     /* skew (btl_smx_skew.c): as its receiver, */
-    bool skew_late;        /* I am late to this sender (published in my header) */
+    bool skew_late;        /* I am late to this sender (and told it so) */
     uint64_t skew_get_end; /* when my last get from it completed (ns; 0: none yet) */
     int skew_late_gets;    /* gets in a row that waited for me */
     uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
@@ -149,6 +149,9 @@ struct mca_btl_smx_component_t {
     int skew_late_count;    /* senders I am late to */
     uint64_t skew_idle;     /* while any: progress calls that found no message */
     mca_btl_smx_endpoint_t *delivering; /* whose message the upper layer is handed now */
+    unsigned char *gather;  /* a message in several chunks, gathered (one poller: poll_lock) */
+    size_t gather_size;
+    int big_out;            /* descriptors of messages above a fragment out (component lock) */
 
     char *backing_directory; /* btl_smx_backing_directory */
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
@@ -178,6 +181,7 @@ struct mca_btl_smx_component_t {
     mca_btl_smx_module_t *modules[SMX_CLASS_COUNT]; /* NULL: class absent here */
     int num_modules, modules_finalized;
     bool progress_registered;
+    bool smsc_forbidden; /* cma selected where the kernel forbids it: no single copy */
 
     /* What this process's transfers did: MPI_T performance variables (btl_smx_<name>),
      * printed at finalize at btl_base_verbose info. Raised with relaxed atomics. */
@@ -227,6 +231,11 @@ void mca_btl_smx_params_defaults(int32_t value[]);
 /* Take a calibration file's values (bit i of 'given': value[i]) where the user set no
  * parameter of that name; returns the bits taken. */
 uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given);
+
+/* btl_smx_calibrate.c: the smsc component Open MPI selected ("none"); Yama's
+ * ptrace_scope here ('0' without Yama). */
+const char *mca_btl_smx_smsc_selected(void);
+char mca_btl_smx_ptrace_scope(void);
 
 /* btl_smx_module.c */
 int mca_btl_smx_segment_create(void);

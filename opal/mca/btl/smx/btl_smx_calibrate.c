@@ -176,7 +176,7 @@ out:
 
 /* The smsc component Open MPI selected: the first of its framework's list, which it
  * sorted by priority and kept to those that can run. */
-static const char *smx_smsc_selected(void)
+const char *mca_btl_smx_smsc_selected(void)
 {
     opal_list_t *list = &opal_smsc_base_framework.framework_components;
     mca_base_component_list_item_t *cli;
@@ -188,13 +188,10 @@ static const char *smx_smsc_selected(void)
     return cli->cli_component->mca_component_name;
 }
 
-/* Could cma copy here: the same user's processes may read each other's memory (Yama's
- * ptrace_scope at most 1, smsc/cma's test) and the system call is allowed (a container's
- * seccomp may refuse it). */
-static bool smx_cma_usable(void)
+/* Yama's ptrace_scope ('0' where there is no Yama). */
+char mca_btl_smx_ptrace_scope(void)
 {
-    char scope = '0', byte = 1, got = 0;
-    struct iovec local = {&got, 1}, remote = {&byte, 1};
+    char scope = '0';
     int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
 
     if (fd >= 0) {
@@ -203,6 +200,18 @@ static bool smx_cma_usable(void)
         }
         close(fd);
     }
+    return scope;
+}
+
+/* Could cma copy here: the same user's processes may read each other's memory (Yama's
+ * ptrace_scope at most 1, smsc/cma's test) and the system call is allowed (a container's
+ * seccomp may refuse it). */
+static bool smx_cma_usable(void)
+{
+    const char scope = mca_btl_smx_ptrace_scope();
+    char byte = 1, got = 0;
+    struct iovec local = {&got, 1}, remote = {&byte, 1};
+
     return ('0' == scope || '1' == scope)
            && 1 == process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
@@ -239,7 +248,7 @@ static void smx_key_now(struct smx_calib_key *k)
     }
     snprintf(k->part[SMX_KEY_KERNEL], SMX_KEY_LEN, "%s", 0 == uname(&u) ? u.release : "unknown");
     snprintf(k->part[SMX_KEY_SMSC], SMX_KEY_LEN, "%s (usable: cma %s, knemlike %s, xpmem %s)",
-             smx_smsc_selected(), smx_cma_usable() ? "yes" : "no",
+             mca_btl_smx_smsc_selected(), smx_cma_usable() ? "yes" : "no",
              0 == access("/dev/knemlike", R_OK | W_OK) ? "yes" : "no",
              0 == access("/dev/xpmem", R_OK | W_OK) ? "yes" : "no");
     snprintf(k->part[SMX_KEY_BTL], SMX_KEY_LEN, "%s (calibration %d), Open MPI %s", SMX_VERSION,
@@ -481,7 +490,7 @@ void mca_btl_smx_calibrate_node(void)
                  "cache (%.1f GB/s against memcpy's %.1f; the probe took %.1f ms, a pool of "
                  "%zu MiB)", pr.cost, pr.single_gbs, pr.memcpy_gbs, pr.ms, pr.pool >> 20);
         if (pr.cost >= 0.0 && (SMX_FILE_MISSING == state || SMX_FILE_STALE == state)) {
-            if (smx_file_new(path, &key, &pr, smx_smsc_selected(), err, sizeof(err))) {
+            if (smx_file_new(path, &key, &pr, mca_btl_smx_smsc_selected(), err, sizeof(err))) {
                 snprintf(wrote, sizeof(wrote), ", %s",
                          SMX_FILE_MISSING == state ? "written" : "rewritten");
             } else {

@@ -164,10 +164,19 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         m->btl_deregister_mem = NULL;
         m->btl_registration_handle_size = 0;
     }
+    /* Yama's ptrace_scope 3 forbids every process to read another's memory, root's too:
+     * cma would fail on every peer, and the kernel log a line for each attempt (smsc/cma
+     * still offers itself, its test only asks for ptrace_scope 0 or a ptracer exception).
+     * No single copy then, said once, and no attempt. */
+    c->smsc_forbidden = NULL != mca_smsc && 0 == strcmp(mca_btl_smx_smsc_selected(), "cma")
+                        && '3' == mca_btl_smx_ptrace_scope();
+    if (c->smsc_forbidden) {
+        opal_show_help("help-btl-smx.txt", "cma-forbidden", true, opal_process_info.nodename);
+    }
     /* get is always there (single copy, or the double-copy pipeline: btl_smx_get.c);
      * put needs single copy */
     m->btl_flags |= MCA_BTL_FLAGS_GET;
-    if (NULL != mca_smsc) {
+    if (NULL != mca_smsc && !c->smsc_forbidden) {
         m->btl_flags |= MCA_BTL_FLAGS_PUT;
         m->btl_put = mca_btl_smx_put;
     }

@@ -100,11 +100,13 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
 
     if (!small) {
         OPAL_THREAD_LOCK(&c->lock);
-        if (c->frags_out >= c->max_frags) {
+        if (c->frags_out >= c->max_frags
+            || (size > (size_t) c->frag_size && c->big_out >= SMX_BIG_FRAGS_MAX)) {
             OPAL_THREAD_UNLOCK(&c->lock);
             return NULL; /* a send: ob1 retries it from its progress function */
         }
         c->frags_out++;
+        c->big_out += size > (size_t) c->frag_size;
         /* (MPI_T reads the peak without the lock; a failure below leaves it one high) */
         if ((unsigned long long) c->frags_out > c->stats.frags_peak) {
             __atomic_store_n(&c->stats.frags_peak, (unsigned long long) c->frags_out,
@@ -122,6 +124,7 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
         if (!small) {
             OPAL_THREAD_LOCK(&c->lock);
             c->frags_out--;
+            c->big_out -= size > (size_t) c->frag_size;
             OPAL_THREAD_UNLOCK(&c->lock);
         }
         return NULL;
@@ -161,7 +164,12 @@ void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     mca_btl_smx_frag_uncount(frag);
-    free(frag->big);
-    frag->big = NULL;
+    if (NULL != frag->big) {
+        OPAL_THREAD_LOCK(&c->lock);
+        c->big_out--;
+        OPAL_THREAD_UNLOCK(&c->lock);
+        free(frag->big);
+        frag->big = NULL;
+    }
     opal_free_list_return(frag->small ? &c->small_frags : &c->frags, &frag->base.super);
 }

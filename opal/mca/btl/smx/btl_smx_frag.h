@@ -41,7 +41,9 @@ size_t mca_btl_smx_small_frag_bytes(void);
 int mca_btl_smx_frag_lists_init(void);
 void mca_btl_smx_frag_lists_fini(void);
 /* A descriptor that holds 'size' bytes (above btl_smx_frag_size: in a buffer of its
- * own); NULL at btl_smx_max_frags (large ones only). */
+ * own, at most SMX_BIG_FRAGS_MAX of those out); NULL at btl_smx_max_frags (large ones
+ * only). */
+#define SMX_BIG_FRAGS_MAX 16
 mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpoint, size_t size);
 void mca_btl_smx_frag_release(mca_btl_smx_frag_t *frag);
 /* Off the count of fragments out, ahead of its release (see btl_smx_frag.c). */

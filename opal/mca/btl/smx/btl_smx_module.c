@@ -508,7 +508,7 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     if (0 == peer_local_rank) {
         c->transfers_in_flight = &h->transfers_in_flight;
     }
-    if (NULL != mca_smsc) {
+    if (NULL != mca_smsc && !c->smsc_forbidden) {
         /* NULL is fine: this peer then gets double copy only (btl_smx_get.c) */
         ep->smsc_endpoint = MCA_SMSC_CALL(get_endpoint, proc);
     }
@@ -727,6 +727,9 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         c->modules[cls] = NULL;
     }
     mca_btl_smx_segment_destroy();
+    free(c->gather);
+    c->gather = NULL;
+    c->gather_size = 0;
     mca_btl_smx_frag_lists_fini();
     mca_btl_smx_get_lists_fini();
     return OPAL_SUCCESS;
@@ -809,30 +812,51 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
 /* A message from a peer: upper-layer fragments go to the registered callback, with the
  * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
 /* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
- * lie within its segment. */
+ * lie within its segment (the list read once: the peer may write it meanwhile), gathered
+ * into one buffer of mine and handed over as one segment. ob1 takes several segments,
+ * but its matched receive then counts the message as the first segment's bytes plus one
+ * per further segment, and would let a message too large for its receive through without
+ * MPI_ERR_TRUNCATE (pml_ob1_recvfrag.c in 5.0.x). */
 static void smx_deliver_multi(mca_btl_smx_endpoint_t *ep, uint8_t tag, const void *payload,
                               size_t len)
 {
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
     const struct smx_chunk_list *list = payload;
     const struct smx_segment_header *h = ep->peer_segment;
-    mca_btl_base_segment_t seg[SMX_MULTI_MAX];
+    struct smx_chunk_part part[SMX_MULTI_MAX];
+    const uint32_t count = len >= sizeof(*list) ? __atomic_load_n(&list->count, __ATOMIC_RELAXED)
+                                                : 0;
+    size_t total = 0;
 
-    if (len < sizeof(*list) || 0 == list->count || list->count > SMX_MULTI_MAX
-        || len < sizeof(*list) + list->count * sizeof(list->part[0])) {
+    if (0 == count || count > SMX_MULTI_MAX || len < sizeof(*list) + count * sizeof(part[0])) {
         mca_btl_smx_fatal(ep, "a malformed list of chunks");
     }
-    for (uint32_t i = 0; i < list->count; ++i) {
-        const uint64_t offset = list->part[i].offset;
-        if (offset < h->area_offset || offset > h->size || list->part[i].len > h->size - offset) {
+    memcpy(part, list->part, count * sizeof(part[0]));
+    for (uint32_t i = 0; i < count; ++i) {
+        if (part[i].offset < h->area_offset || part[i].offset > h->size
+            || part[i].len > h->size - part[i].offset) {
             mca_btl_smx_fatal(ep, "a message outside its segment");
         }
-        seg[i].seg_addr.pval = (char *) ep->peer_segment + offset;
-        seg[i].seg_len = list->part[i].len;
+        total += part[i].len;
     }
+    if (total > c->gather_size) {
+        void *grown = realloc(c->gather, total);
+        if (NULL == grown) {
+            mca_btl_smx_fatal(ep, "no memory for a message in several chunks");
+        }
+        c->gather = grown;
+        c->gather_size = total;
+    }
+    total = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        memcpy(c->gather + total, (char *) ep->peer_segment + part[i].offset, part[i].len);
+        total += part[i].len;
+    }
+    mca_btl_base_segment_t seg = {.seg_addr.pval = c->gather, .seg_len = total};
     mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
-                                              .des_segments = seg,
-                                              .des_segment_count = list->count,
+                                              .des_segments = &seg,
+                                              .des_segment_count = 1,
                                               .tag = tag,
                                               .cbdata = reg->cbdata};
     reg->cbfunc(&ep->module->super, &desc);

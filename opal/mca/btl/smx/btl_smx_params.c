@@ -125,6 +125,7 @@ static mca_base_var_enum_value_t smx_skew_values[] = {
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT];
 static int smx_var_eager_limit_busy = -1, smx_var_eager_limit_window = -1;
+static int smx_var_skew_eager_limit = -1;
 /* A value the MCA system refused (it said so, naming the variable): btl/smx stays out. */
 static bool smx_var_refused;
 
@@ -282,7 +283,7 @@ int mca_btl_smx_params_register(void)
             "receiver late (1-1000000)", NULL, OPAL_INFO_LVL_5,
             &c->skew_late_us);
     c->skew_eager_limit = 128 * 1024 + 2048; /* a 128 KiB message with its header */
-    SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class with a late receiver, as far "
+    smx_var_skew_eager_limit = SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class with a late receiver, as far "
             "as the area holds", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
     c->calibration_file = "auto";
     (void) mca_base_component_var_register(&c->super.btl_version, "calibration_file",
@@ -561,9 +562,11 @@ bool mca_btl_smx_params_valid(void)
         return smx_refuse("btl_smx_rndv_eager_limit", (long long) m->btl_rndv_eager_limit,
                           expected);
     }
+    /* (the default is cut to what the fragments and the area allow: btl_smx_skew.c) */
     if (!smx_in("btl_smx_skew_late_us", c->skew_late_us, 1, 1000000)
         || !smx_in("btl_smx_skew_eager_limit", c->skew_eager_limit, SMX_EAGER_LIMIT_MIN,
-                   (long long) SMX_MULTI_MAX * c->frag_size)) {
+                   smx_var_is_set(smx_var_skew_eager_limit)
+                       ? (long long) SMX_MULTI_MAX * c->frag_size : INT_MAX)) {
         return false;
     }
     return smx_eager_valid("btl_smx_eager_limit_busy", c->eager_limit_busy, true)

@@ -78,13 +78,17 @@ static void smx_skew_say(mca_btl_smx_endpoint_t *ep, bool late)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_frag_t *frag;
 
+    /* (a get in one thread and progress in another may both decide: one says it) */
+    OPAL_THREAD_LOCK(&c->lock);
     if (ep->skew_late == late) {
+        OPAL_THREAD_UNLOCK(&c->lock);
         return;
     }
     ep->skew_late = late;
     ep->skew_idle_seen = c->skew_idle;
     ep->skew_waited = ep->skew_late_gets = 0;
-    (void) __atomic_add_fetch(&c->skew_late_count, late ? 1 : -1, __ATOMIC_RELAXED);
+    c->skew_late_count += late ? 1 : -1;
+    OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_count(late ? &c->stats.skew_late : &c->stats.skew_caught_up);
     /* a small descriptor: never refused (btl_smx_frag.c) */
     frag = mca_btl_smx_frag_alloc(ep, sizeof(uint64_t));
@@ -153,7 +157,6 @@ void mca_btl_smx_skew_told(mca_btl_smx_endpoint_t *ep, const void *payload, size
     mca_btl_smx_policy_apply(ep->module);
     mca_btl_smx_count(&c->stats.skew_switches);
     OPAL_THREAD_UNLOCK(&c->lock);
-    mca_btl_smx_policy_publish();
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
                         "btl:smx: %s: %s is %s: eager limit of class %s %zu (%d late peers)",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),

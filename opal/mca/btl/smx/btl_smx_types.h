@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7837717565ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7838717565ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
