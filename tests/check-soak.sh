@@ -47,7 +47,7 @@ cases=(
 	"--np 4 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 2"
 	"--np 8 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 16 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 2"
 	"--np 32 --kinds burst,alltoall,alltoallv --rounds 8 --mca btl_smx_max_frags 16 --mca btl_smx_pair_ring_size 4096 --mca btl_smx_budget_kb 273 --runs 1"
-	"--np 4 --kinds burst,alltoall,alltoallv --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_skew always --runs 2"
+	"--np 4 --kinds alltoall,alltoallv,burst --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_skew always --runs 2"
 	"--np 4 --program-seed 1 --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_skew always --mca btl_smx_budget_kb 273 --mca btl_smx_pair_ring_size 4096 --runs 2"
 	"--np 4 --program-seed 1 --rounds 16 --mca btl_smx_max_frags 8 --mca btl_smx_skew off --runs 1"
 )

@@ -301,20 +301,12 @@ static struct smx_chunk_slot *smx_chunk_carve(int cls)
     return s;
 }
 
-/* A chunk for 'len' payload bytes to ep: a ready one, one back from a receiver, or a new
- * one. */
-static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
+/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one. */
+static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, int cls)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     struct smx_chunk_slot *s;
-    int cls = 0;
 
-    while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
-        cls++;
-    }
-    if (len > smx_chunk_room(cls)) {
-        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
-    }
     /* Looking for the chunks receivers are through with reads lines they write (a cache
      * miss each): done only once smx_chunks_cycle() of a size are out, or none can be made
      * any more. In between, new chunks are carved, and the ones out come back together. */
@@ -340,6 +332,20 @@ static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t l
     ep->chunks_out++;
     c->chunks_busy[cls]++;
     return s;
+}
+
+/* A chunk for 'len' payload bytes to ep, of the smallest class that holds them. */
+static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
+{
+    int cls = 0;
+
+    while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
+        cls++;
+    }
+    if (len > smx_chunk_room(cls)) {
+        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
+    }
+    return smx_chunk_get_class(ep, cls);
 }
 
 /* A chunk for a message through the peer's queue; the entry is claimed at commit, right
@@ -609,9 +615,11 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
         return false;
     }
     /* all the chunks or none: a message holding some while it waits for others could
-     * wait for ever on another one doing the same */
+     * wait for ever on another one doing the same; whole-fragment chunks, which
+     * mca_btl_smx_frag_chunks_max() counts (with small fragments the eager size's chunks
+     * are as large, but far fewer) */
     for (size_t k = 0; k < count; ++k) {
-        if (NULL == (s = smx_chunk_get(ep, room))) {
+        if (NULL == (s = smx_chunk_get_class(ep, SMX_CHUNK_CLASSES - 1))) {
             smx_chunks_unget(parts);
             return false;
         }
