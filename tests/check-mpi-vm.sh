@@ -152,7 +152,7 @@ shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 # copy through shared memory and never make the kernel log an attempt. Stock sm + cma,
 # the failure mode docs/using-knemlike.md describes: its smsc still offers itself, every
 # process fails to reach its peers by CMA (the kernel logs the attempts, rate-limited),
-# and the suite still passes by copying twice.
+# and p2p still passes by copying twice.
 script+="echo '== kernel.yama.ptrace_scope 3'; mount -o remount,size=256m /dev/shm; "
 script+="klog() { dmesg | grep -c 'ptrace attach\\|ptrace read\\|ptrace.*was attempted'; }; "
 script+="if ! echo 3 2>/dev/null >/proc/sys/kernel/yama/ptrace_scope || "
@@ -163,14 +163,17 @@ for cfg in sm-knemlike smx-knemlike-busy; do
 	script+="$suite --np 2 --label '$cfg np=2 ptrace_scope=3 (VM)' $(smx_config_args "$cfg") || status=1; "
 	copies_after "$cfg np=2 with ptrace_scope 3" attach_faults
 done
-script+="k0=\$(klog); out=\$($suite --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM)' "
-script+="$(smx_config_args smx-cma) 2>&1 | tr -d '\\000'); rc=\$?; k1=\$(klog); "
-script+="said=\$(grep -c 'lets no process read' <<<\"\$out\"); "
+script+="k0=\$(klog); $suite --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM)' $(smx_config_args smx-cma) || status=1; "
+script+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-cma) $build/tests/mpi/p2p 2>&1); "
+script+="rc=\$?; k1=\$(klog); said=\$(grep -ac 'lets no process read' <<<\"\$out\"); "
 script+="if [ \$rc = 0 ] && [ \"\$said\" = 1 ] && [ \$k1 = \$k0 ]; then "
 script+="echo \"ok: smx with cma under ptrace_scope 3: the suite passes by double copy, said once, no kernel log line\"; "
-script+="else echo \"FAIL: smx with cma under ptrace_scope 3: suite status \$rc, said \$said times (want 1), kernel log lines \$k0 -> \$k1 (want no new): \$(tail -30 <<<\"\$out\")\"; status=1; fi; "
-script+="k0=\$(klog); $suite --np 2 --label 'sm-cma np=2 ptrace_scope=3 (VM)' $(smx_config_args sm-cma) || status=1; "
-script+="k1=\$(klog); echo \"stock sm + cma under ptrace_scope 3: the suite passes without single copy; the kernel logged \$((k1 - k0)) refused attempts (rate-limited)\"; "
+script+="else echo \"FAIL: smx with cma under ptrace_scope 3: p2p status \$rc, said \$said times (want 1), kernel log lines \$k0 -> \$k1 (want no new): \$(tail -30 <<<\"\$out\")\"; status=1; fi; "
+# (stock's whole suite is not run: its rma test hung there, 2026-11-27, osc over sm + cma)
+script+="k0=\$(klog); if timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args sm-cma) $build/tests/mpi/p2p >/dev/null 2>&1; "
+script+="then k1=\$(klog); if [ \$k1 -gt \$k0 ]; then echo \"ok: stock sm + cma under ptrace_scope 3: p2p passes without single copy, the kernel logged \$((k1 - k0)) refused attempts\"; "
+script+="else echo 'FAIL: stock sm + cma under ptrace_scope 3: no refused attempt logged (smsc/cma no longer tries? update docs/using-knemlike.md)'; status=1; fi; "
+script+="else echo 'FAIL: stock sm + cma under ptrace_scope 3: p2p failed'; status=1; fi; "
 script+="fi; "
 cd "$top"
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script exit \$status" || status=1
