@@ -809,8 +809,6 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* A message from a peer: upper-layer fragments go to the registered callback, with the
- * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
 /* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
  * lie within its segment (the list read once: the peer may write it meanwhile), gathered
  * into one buffer of mine and handed over as one segment. ob1 takes several segments,
@@ -862,6 +860,8 @@ static void smx_deliver_multi(mca_btl_smx_endpoint_t *ep, uint8_t tag, const voi
     reg->cbfunc(&ep->module->super, &desc);
 }
 
+/* A message from a peer: upper-layer fragments go to the registered callback, with the
+ * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
 static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, void *payload,
                         size_t len)
 {
