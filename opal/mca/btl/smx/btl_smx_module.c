@@ -811,15 +811,13 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
 
 /* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
  * lie within its segment (the list read once: the peer may write it meanwhile), gathered
- * into one buffer of mine and handed over as one segment. ob1 takes several segments,
+ * into one buffer of mine, to be handed over as one segment; its length. ob1 takes several segments,
  * but its matched receive then counts the message as the first segment's bytes plus one
  * per further segment, and would let a message too large for its receive through without
  * MPI_ERR_TRUNCATE (pml_ob1_recvfrag.c in 5.0.x). */
-static void smx_deliver_multi(mca_btl_smx_endpoint_t *ep, uint8_t tag, const void *payload,
-                              size_t len)
+static size_t smx_gather_multi(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
     const struct smx_chunk_list *list = payload;
     const struct smx_segment_header *h = ep->peer_segment;
     struct smx_chunk_part part[SMX_MULTI_MAX];
@@ -851,13 +849,7 @@ static void smx_deliver_multi(mca_btl_smx_endpoint_t *ep, uint8_t tag, const voi
         memcpy(c->gather + total, (char *) ep->peer_segment + part[i].offset, part[i].len);
         total += part[i].len;
     }
-    mca_btl_base_segment_t seg = {.seg_addr.pval = c->gather, .seg_len = total};
-    mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
-                                              .des_segments = &seg,
-                                              .des_segment_count = 1,
-                                              .tag = tag,
-                                              .cbdata = reg->cbdata};
-    reg->cbfunc(&ep->module->super, &desc);
+    return total;
 }
 
 /* A message from a peer: upper-layer fragments go to the registered callback, with the
@@ -872,6 +864,11 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
     c->delivering = ep;
     if (OPAL_UNLIKELY(ep->skew_late) && (SMX_KIND_AM == kind || SMX_KIND_MULTI == kind)) {
         mca_btl_smx_skew_heard(ep);
+    }
+    if (SMX_KIND_MULTI == kind) {
+        len = smx_gather_multi(ep, payload, len);
+        payload = c->gather;
+        kind = SMX_KIND_AM;
     }
     switch (kind) {
     case SMX_KIND_AM: {
@@ -890,9 +887,6 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
         break;
     case SMX_KIND_GET_DATA:
         mca_btl_smx_get_piece_arrived(ep, payload, len);
-        break;
-    case SMX_KIND_MULTI:
-        smx_deliver_multi(ep, tag, payload, len);
         break;
     case SMX_KIND_SKEW:
         mca_btl_smx_skew_told(ep, payload, len);
