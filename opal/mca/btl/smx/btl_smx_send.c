@@ -41,6 +41,7 @@ struct smx_chunk_slot {
     mca_btl_smx_endpoint_t *ep;     /* whose message it holds while busy */
     struct smx_chunk_slot *parts;   /* the chunks of the message it lists (SMX_KIND_MULTI) */
     uint64_t release;               /* ring records: free once 'consumed' reaches this */
+    uint32_t rot;                   /* where a ring record's payload goes in it next */
     int cls;
 };
 
@@ -258,10 +259,12 @@ void mca_btl_smx_chunks_fini(void)
  * the largest L2 (at least 1 MiB), as far as the area allows. A chunk's lines have then
  * left the receiver's L2 when it is written again (smx_chunk_ready): a writer that finds a
  * line still in another core's cache first has to take it from there, line by line, where
- * a line from the shared cache or memory comes at once. A longer cycle helps messages that
- * fill little of a chunk (8 KiB ones were 1.4x faster with four L2s), but takes more of
- * the shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The
- * pair ring") has the timings. */
+ * a line from the shared cache or memory comes at once. A longer cycle helped messages that
+ * fill little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
+ * shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The pair
+ * ring") has the timings. Instead, a ring record's payload moves on through its chunk
+ * from one use to the next (mca_btl_smx_post_begin), so that small ones too come back to
+ * a line only after the whole cycle's bytes. */
 #define SMX_CHUNKS_CYCLE 16
 #define SMX_CHUNKS_CYCLE_L2S 2
 #define SMX_CHUNKS_CYCLE_MIN_BYTES (1u << 20)
@@ -297,6 +300,7 @@ static struct smx_chunk_slot *smx_chunk_carve(int cls)
     }
     s->offset = offset;
     s->cls = cls;
+    s->rot = 0;
     smx_chunk_ready(s);
     return s;
 }
@@ -515,7 +519,16 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     if (NULL == p->slot) {
         return false;
     }
-    p->data = p->slot->chunk + 1;
+    /* The record names where the payload is: a message that fills little of the chunk
+     * goes after where the last one went, so that one chunk's use after another writes
+     * other lines, and the lines come back as late as if the message filled it (the
+     * cycle of smx_chunks_cycle() counts chunks, not bytes). */
+    size_t at = p->slot->rot;
+    if (at + len > smx_chunk_room(p->slot->cls)) {
+        at = 0;
+    }
+    p->slot->rot = (uint32_t) ((at + len + SMX_CACHE_LINE - 1) & ~(size_t) (SMX_CACHE_LINE - 1));
+    p->data = (char *) (p->slot->chunk + 1) + at;
     return true;
 }
 
@@ -557,7 +570,7 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
     }
     if (NULL != p->slot) { /* the record points to the chunk, which comes back with it */
         struct smx_chunk_ref *ref = (struct smx_chunk_ref *) (p->rec + 1);
-        ref->offset = p->slot->offset + sizeof(struct smx_chunk);
+        ref->offset = p->slot->offset + (uint64_t) ((char *) p->data - (char *) p->slot->chunk);
         ref->len = (uint32_t) len;
         ref->kind = kind;
         len = sizeof(*ref);
