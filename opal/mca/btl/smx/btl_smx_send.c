@@ -515,7 +515,17 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
         return true;
     }
     smx_ring_chunks_reclaim(ep);
-    p->slot = smx_chunk_get(ep, len);
+    /* Anything above a small chunk in a whole-fragment one, whose lines come round only
+     * after the longest cycle (smx_chunks_cycle), where the area has one; the eager
+     * size's chunks are for the queue, whose receiver reads the payload where the chunk's
+     * header says. */
+    p->slot = NULL;
+    if (len > smx_chunk_room(0)) {
+        p->slot = smx_chunk_get_class(ep, SMX_CHUNK_CLASSES - 1);
+    }
+    if (NULL == p->slot) {
+        p->slot = smx_chunk_get(ep, len);
+    }
     if (NULL == p->slot) {
         return false;
     }
