@@ -47,9 +47,9 @@ for name in mpich impi ompi; do
 	[ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
 done
 "$(smx_pympi_venv mpich)/bin/mpicc" -O2 -Wno-stringop-overflow -o "$work/abi" \
-	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c"
+	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
 "$(smx_pympi_venv ompi)/bin/mpicc" -O2 -o "$work/ompi" \
-	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c"
+	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
 launch=$top/tests/bench/pympi-launch
 others=(--config mpich= --launcher "mpich=$launch mpich" --binary "mpich=$work/abi"
 	--config impi= --launcher "impi=$launch impi" --binary "impi=$work/abi"
@@ -70,7 +70,7 @@ done
 # The handoff limit (tests/bench/handoff, no MPI): every method gives a time at every size,
 # and the bytes each message brought are checked (it exits 1 naming a wrong byte).
 "${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$work/handoff" "$top/tests/bench/handoff.c" \
-	"$top/tests/bench/bench_util.c"
+	"$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
 if out=$("$work/handoff" --reps 1 --sizes 0,1000,5000,64K --off-cache 64 \
 	--methods memcpy,memcpy+p+r4M,nt+p,movsb+ring,vec32+t+r4M); then
 	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ { n = 0; for (i = 2; i <= NF; i++) n += ($i + 0 > 0); if (n == 5) r++ } END { print r + 0 }' <<<"$out")

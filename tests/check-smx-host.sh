@@ -155,6 +155,7 @@ check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 check_param "a budget of 4 MiB for fragments of 1 MiB (room for less than five)" \
 	btl_smx_budget_kb --mca btl_smx_budget_kb 4096 --mca btl_smx_frag_size 1048576
 check_param "a fragment cap below 8" btl_smx_max_frags --mca btl_smx_max_frags 4
+check_param "non-temporal stores 'sometimes'" btl_smx_nontemporal --mca btl_smx_nontemporal sometimes
 check_param "a budget of 272 KiB (five default fragments need 273)" btl_smx_budget_kb \
 	--mca btl_smx_budget_kb 272
 check_param "a negative budget" btl_smx_budget_kb --mca btl_smx_budget_kb -5

@@ -9,10 +9,10 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # copy, stock sm with cma or without) runs on the host only: emulation makes each run in
 # the guest about eight times slower, and the host runs the same code on the same kind of
 # kernel.
-SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window smx-skew-always smx-skew-off"
+SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window smx-skew-always smx-skew-off smx-nt"
 # The fast tier's (tests/check-fast.sh, 2 ranks, quick sizes): btl/smx with each kind of
 # copy and with a peer's core shared, and stock btl/sm + cma as the reference.
-SMX_FAST_CONFIGS="smx-cma smx-nosc smx-busy sm-cma"
+SMX_FAST_CONFIGS="smx-cma smx-nosc smx-busy sm-cma smx-nt"
 SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl sm-knemlike-nomap"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every

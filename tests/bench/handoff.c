@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "bench_util.h"
+#include "../../opal/mca/btl/smx/btl_smx_store.h"
 
 #include <errno.h>
 #include <immintrin.h>
@@ -75,29 +76,10 @@ static uint64_t now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* Non-temporal stores, the way btl/smx streams a payload (btl_smx_store.c, built in). */
 static void copy_nt(unsigned char *to, const unsigned char *from, size_t n)
 {
-    size_t head = (LINE - ((uintptr_t) to & (LINE - 1))) & (LINE - 1);
-
-    if (head > n) {
-        head = n;
-    }
-    memcpy(to, from, head);
-    to += head;
-    from += head;
-    n -= head;
-    for (; n >= LINE; n -= LINE, to += LINE, from += LINE) {
-        __m128i a = _mm_loadu_si128((const __m128i *) from);
-        __m128i b = _mm_loadu_si128((const __m128i *) (from + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *) (from + 32));
-        __m128i d = _mm_loadu_si128((const __m128i *) (from + 48));
-        _mm_stream_si128((__m128i *) to, a);
-        _mm_stream_si128((__m128i *) (to + 16), b);
-        _mm_stream_si128((__m128i *) (to + 32), c);
-        _mm_stream_si128((__m128i *) (to + 48), d);
-    }
-    memcpy(to, from, n);
-    _mm_sfence();
+    smx_store_stream(to, from, n);
 }
 
 static void copy_movsb(unsigned char *to, const unsigned char *from, size_t n)

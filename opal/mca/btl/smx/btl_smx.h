@@ -30,6 +30,7 @@
 #include "opal/mca/threads/mutex.h"
 
 #include "btl_smx_adapt.h"
+#include "btl_smx_store.h"
 #include "btl_smx_locality.h"
 #include "btl_smx_frag.h"
 
@@ -54,6 +55,12 @@ struct smx_record;
 #define SMX_ALWAYS (-1)   /* the cost limits */
 #define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
 #define SMX_MEASURE (-1)    /* single_copy_cost */
+/* btl_smx_nontemporal: how payloads are written into shared memory (btl_smx_store.h). */
+enum smx_nontemporal_mode {
+    SMX_NT_AUTO = 0, /* per peer, whichever the sender measures cheaper */
+    SMX_NT_NEVER,    /* memcpy */
+    SMX_NT_ALWAYS,   /* non-temporal stores from SMX_STORE_MIN bytes */
+};
 /* btl_smx_skew: what a late receiver changes (btl_smx_skew.c). */
 enum smx_skew_mode {
     SMX_SKEW_OFF = 0, /* nothing */
@@ -101,6 +108,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
     size_t pull_size;      /* the size of the get that opened that period */
     struct smx_adapt adapt; /* single or double copy for its gets, as measured */
+    struct smx_store store; /* how I write payloads to it: memcpy or streamed (measured) */
     bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */
     /* skew (btl_smx_skew.c): as its receiver, */
     bool skew_late;        /* I am late to this sender (and told it so) */
@@ -134,6 +142,7 @@ struct mca_btl_smx_component_t {
     char *calibration_file;               /* the node's (btl_smx_calibrate.c); "auto", "none" */
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
     int skew;                             /* enum smx_skew_mode */
+    int nontemporal;                      /* enum smx_nontemporal_mode */
     int skew_late_us;                     /* a get waiting longer for me: I am late */
     int skew_eager_limit;                 /* eager limit (bytes) to a late receiver */
 
@@ -197,6 +206,8 @@ struct mca_btl_smx_component_t {
         unsigned long long skew_caught_up;   /* ... and then caught up with */
         unsigned long long skew_switches;    /* a peer's word changed its class's limit */
         unsigned long long skew_eager_sends; /* messages above a fragment sent eagerly */
+        unsigned long long streamed_copies;  /* payloads written with non-temporal stores */
+        unsigned long long store_switches;   /* a peer's way of writing changed */
     } stats;
 
     mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
@@ -260,6 +271,20 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
 void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
                              uint8_t kind, uint8_t tag);
 void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p);
+/* Write a payload of n bytes for ep into shared memory (btl_smx_store.h): from
+ * SMX_STORE_MIN bytes the way btl_smx_nontemporal and ep's measurements choose, below by
+ * memcpy. Anything published after it sees its bytes (a streamed copy ends with a fence). */
+void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const void *from,
+                                  size_t n);
+static inline void mca_btl_smx_copy_in(mca_btl_smx_endpoint_t *ep, void *to, const void *from,
+                                       size_t n)
+{
+    if (n < SMX_STORE_MIN || SMX_NT_NEVER == mca_btl_smx_component.nontemporal) {
+        memcpy(to, from, n);
+    } else {
+        mca_btl_smx_copy_in_measured(ep, to, from, n);
+    }
+}
 /* Chunks of mine that receivers are through with go back to use (component lock held). */
 void mca_btl_smx_chunks_reclaim(void);
 void mca_btl_smx_chunks_fini(void);

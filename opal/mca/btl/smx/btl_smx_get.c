@@ -223,7 +223,7 @@ static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t 
     /* The data first, the piece's header (on the record's first line) last. */
     piece = p.data;
     if (0 != chunk) {
-        memcpy(piece + 1, src, chunk);
+        mca_btl_smx_copy_in(ep, piece + 1, src, chunk);
     }
     piece->op = op;
     piece->offset = offset;

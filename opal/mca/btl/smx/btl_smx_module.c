@@ -37,6 +37,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->pull_since = ep->pull_bytes = 0;
     ep->pull_size = 0;
     smx_adapt_init(&ep->adapt);
+    smx_store_init(&ep->store);
     ep->short_eager = false;
     ep->skew_late = ep->skew_told = false;
     ep->skew_get_end = ep->skew_idle_seen = 0;

@@ -121,6 +121,8 @@ SMX_ENUM(smx_enum_measure, "smx_measure", {SMX_MEASURE, "measure"});
 /* (a plain MCA enum: these three words and nothing else) */
 static mca_base_var_enum_value_t smx_skew_values[] = {
     {SMX_SKEW_OFF, "off"}, {SMX_SKEW_ON, "on"}, {SMX_SKEW_ALWAYS, "always"}, {0, NULL}};
+static mca_base_var_enum_value_t smx_nontemporal_values[] = {
+    {SMX_NT_AUTO, "auto"}, {SMX_NT_NEVER, "never"}, {SMX_NT_ALWAYS, "always"}, {0, NULL}};
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT];
@@ -278,6 +280,17 @@ int mca_btl_smx_params_register(void)
             OBJ_RELEASE(skew_enum);
         }
     }
+    {
+        mca_base_var_enum_t *nt_enum = NULL;
+        c->nontemporal = SMX_NT_AUTO;
+        if (OPAL_SUCCESS
+            == mca_base_var_enum_create("btl_smx_nontemporal", smx_nontemporal_values, &nt_enum)) {
+            SMX_INT("nontemporal", "Non-temporal stores for payloads from 2 KiB: per peer where "
+                    "measured cheaper than memcpy (auto), never, always",
+                    nt_enum, OPAL_INFO_LVL_5, &c->nontemporal);
+            OBJ_RELEASE(nt_enum);
+        }
+    }
     c->skew_late_us = 10;
     SMX_INT("skew_late_us", "Rendezvous waiting this long (us) for their receive make a "
             "receiver late (1-1000000)", NULL, OPAL_INFO_LVL_5,
@@ -325,6 +338,10 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_switches);
     smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_eager_sends);
+    smx_pvar("streamed_copies", "Payloads written with non-temporal stores",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.streamed_copies);
+    smx_pvar("store_switches", "Changes of a peer's way of writing payloads",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.store_switches);
 
     /* The generic BTL parameters (btl_smx_eager_limit, ...) are registered on the module
      * template; a generic eager limit the user sets applies to every class not set by

@@ -1,0 +1,164 @@
+// Unit tests of btl/smx's choice between memcpy and non-temporal stores
+// (opal/mca/btl/smx/btl_smx_store.c), driven by synthetic costs of each regime: the
+// development VM shows both, but not when a test wants them.
+// SPDX-License-Identifier: BSD-3-Clause
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+extern "C" {
+#include "../../opal/mca/btl/smx/btl_smx_store.h"
+}
+
+namespace {
+
+constexpr size_t kSize = 16384;
+
+// Cycles per KiB of a way at copy number i.
+using Costs = std::function<uint32_t(enum smx_store_way, int)>;
+
+// Measured on the Zen 4 VM (tests/bench/handoff's copy-in, 16 KiB): where taking a line
+// back from the other core is cheap, and where it is dear.
+uint32_t quiet(enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 63 : 45; }
+uint32_t far(enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 895 : 62; }
+
+class Store : public ::testing::Test {
+protected:
+    struct smx_store s;
+    int copies = 0;
+    int switches = 0;
+
+    void SetUp() override { smx_store_init(&s); }
+
+    // n copies of kSize at what 'costs' says; returns how many were streamed.
+    int run(int n, const Costs &costs)
+    {
+        int streamed = 0;
+        for (int i = 0; i < n; ++i, ++copies) {
+            bool timed = false;
+            const enum smx_store_way way = smx_store_next(&s, &timed);
+            streamed += SMX_STORE_STREAM == way;
+            if (timed) {
+                switches += smx_store_measured(&s, way, kSize,
+                                               (uint64_t) costs(way, copies) * kSize / 1024);
+            }
+        }
+        return streamed;
+    }
+};
+
+} // namespace
+
+// Quiet: memcpy stays, and the other way is only sampled.
+TEST_F(Store, QuietKeepsMemcpy)
+{
+    const int streamed = run(10000, quiet);
+    EXPECT_EQ(SMX_STORE_CACHED, s.way);
+    EXPECT_EQ(0, switches);
+    EXPECT_LE(streamed, 10000 / SMX_STORE_PROBE_EVERY + 1);
+    EXPECT_GE(streamed, 10000 / SMX_STORE_PROBE_EVERY - 1);
+}
+
+// Both ways are known after two copies.
+TEST_F(Store, BothWaysKnownEarly)
+{
+    run(2, quiet);
+    EXPECT_NE(0u, s.cost[SMX_STORE_CACHED]);
+    EXPECT_NE(0u, s.cost[SMX_STORE_STREAM]);
+}
+
+// Far cores from the start: streaming within a few copies, and memcpy only sampled.
+TEST_F(Store, FarStreamsAtOnce)
+{
+    run(16, far);
+    EXPECT_EQ(SMX_STORE_STREAM, s.way);
+    const int streamed = run(10000, far);
+    EXPECT_GE(streamed, 10000 - 10000 / SMX_STORE_PROBE_EVERY - 1);
+    EXPECT_EQ(1, switches);
+}
+
+// The state flips while the job runs (the VM's vCPUs moved): it follows, both ways. Into
+// streaming within a few dozen copies (memcpy, in use, is timed often); back within 16
+// samples of memcpy, which is then the way not in use (4,096 copies: 10 ms of 16 KiB ones).
+TEST_F(Store, FollowsTheStateBothWays)
+{
+    run(1000, quiet);
+    ASSERT_EQ(SMX_STORE_CACHED, s.way);
+    run(12 * SMX_STORE_TIME_EVERY, far);
+    EXPECT_EQ(SMX_STORE_STREAM, s.way);
+    run(16 * SMX_STORE_PROBE_EVERY, quiet);
+    EXPECT_EQ(SMX_STORE_CACHED, s.way);
+    EXPECT_EQ(2, switches);
+}
+
+// One copy that was descheduled or faulted (a thousand times its cost) does not flip it,
+// in either state.
+TEST_F(Store, OneOutlierDoesNotFlip)
+{
+    run(1000, quiet);
+    switches = 0;
+    run(1000, [](enum smx_store_way w, int i) {
+        return 500 == i % 1000 ? 1000000u : quiet(w, i);
+    });
+    EXPECT_EQ(SMX_STORE_CACHED, s.way);
+    EXPECT_EQ(0, switches);
+
+    smx_store_init(&s);
+    run(1000, far);
+    switches = 0;
+    run(1000, [](enum smx_store_way w, int i) {
+        return SMX_STORE_STREAM == w && 0 == i % 700 ? 1000000u : far(w, i);
+    });
+    EXPECT_EQ(SMX_STORE_STREAM, s.way);
+    EXPECT_EQ(0, switches);
+}
+
+// Between the two ratios neither way is forced: no flapping on costs close to each other.
+TEST_F(Store, NoFlappingBetweenTheRatios)
+{
+    run(1000, far);
+    ASSERT_EQ(SMX_STORE_STREAM, s.way);
+    switches = 0;
+    // memcpy 2.5x streaming: above the ratio back, below the ratio there
+    run(20000, [](enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 250u : 100u; });
+    EXPECT_EQ(SMX_STORE_STREAM, s.way);
+    EXPECT_EQ(0, switches);
+}
+
+// Copies below SMX_STORE_MIN teach nothing (their fixed costs would mislead).
+TEST_F(Store, SmallCopiesIgnored)
+{
+    EXPECT_FALSE(smx_store_measured(&s, SMX_STORE_CACHED, SMX_STORE_MIN - 1, 1000000));
+    EXPECT_EQ(0u, s.cost[SMX_STORE_CACHED]);
+}
+
+// A streamed copy brings every byte, whatever the alignment of either side and the length.
+TEST(StoreCopy, EveryByteAtAnyAlignment)
+{
+    std::vector<unsigned char> src(70000), dst(70000 + 128);
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = (unsigned char) (i * 131 + 7);
+    }
+    for (size_t n : {0ul, 1ul, 63ul, 64ul, 65ul, 2047ul, 2048ul, 4099ul, 65536ul, 69001ul}) {
+        for (size_t doff : {0ul, 1ul, 16ul, 30ul, 63ul}) {
+            for (size_t soff : {0ul, 5ul, 32ul}) {
+                if (soff + n > src.size()) {
+                    continue;
+                }
+                std::memset(dst.data(), 0xee, dst.size());
+                smx_store_stream(dst.data() + doff, src.data() + soff, n);
+                ASSERT_EQ(0, std::memcmp(dst.data() + doff, src.data() + soff, n))
+                    << n << " bytes, to +" << doff << ", from +" << soff;
+                for (size_t i = 0; i < doff; ++i) {
+                    ASSERT_EQ(0xee, dst[i]) << "a byte before the destination";
+                }
+                for (size_t i = doff + n; i < dst.size(); ++i) {
+                    ASSERT_EQ(0xee, dst[i]) << "a byte after the destination";
+                }
+            }
+        }
+    }
+}
