@@ -34,6 +34,8 @@
 #include "btl_smx_locality.h"
 #include "btl_smx_frag.h"
 
+#include <string.h>
+
 BEGIN_C_DECLS
 
 struct smx_pair_ring;
