@@ -135,6 +135,13 @@ TEST_F(Store, SmallCopiesIgnored)
     EXPECT_EQ(0u, s.cost[SMX_STORE_CACHED]);
 }
 
+// A clock read on another CPU that makes the difference wrap (a huge count) teaches nothing.
+TEST_F(Store, AClockThatWentBackIgnored)
+{
+    EXPECT_FALSE(smx_store_measured(&s, SMX_STORE_CACHED, kSize, UINT64_MAX - 5));
+    EXPECT_EQ(0u, s.cost[SMX_STORE_CACHED]);
+}
+
 // A streamed copy brings every byte, whatever the alignment of either side and the length.
 TEST(StoreCopy, EveryByteAtAnyAlignment)
 {
