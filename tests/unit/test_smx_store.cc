@@ -20,7 +20,8 @@ constexpr size_t kSize = 16384;
 // Cycles per KiB of a way at copy number i.
 using Costs = std::function<uint32_t(enum smx_store_way, int)>;
 
-// Measured on the Zen 4 VM (tests/bench/handoff's copy-in, 16 KiB): where taking a line
+// A sender's copy of 16 KiB into a ring on the Zen 4 VM, in TSC cycles per KiB (a
+// two-process test beside tests/bench/handoff; only the ratio counts): where taking a line
 // back from the other core is cheap, and where it is dear.
 uint32_t quiet(enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 63 : 45; }
 uint32_t far(enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 895 : 62; }

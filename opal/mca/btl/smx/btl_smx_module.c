@@ -812,10 +812,10 @@ static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
 
 /* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
  * lie within its segment (the list read once: the peer may write it meanwhile), gathered
- * into one buffer of mine, to be handed over as one segment; its length. ob1 takes several segments,
- * but its matched receive then counts the message as the first segment's bytes plus one
- * per further segment, and would let a message too large for its receive through without
- * MPI_ERR_TRUNCATE (pml_ob1_recvfrag.c in 5.0.x). */
+ * into one buffer of mine, to be handed over as one segment; its length. ob1 takes
+ * several segments, but its matched receive then counts the message as the first
+ * segment's bytes plus one per further segment, and would let a message too large for
+ * its receive through without MPI_ERR_TRUNCATE (pml_ob1_recvfrag.c in 5.0.x). */
 static size_t smx_gather_multi(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;

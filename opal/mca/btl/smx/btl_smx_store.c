@@ -6,11 +6,8 @@
 
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__SSE2__)
+#if SMX_STORE_CAN_STREAM
 #    include <emmintrin.h>
-#    define SMX_CAN_STREAM 1
-#else
-#    define SMX_CAN_STREAM 0
 #endif
 
 void smx_store_init(struct smx_store *s)
@@ -60,14 +57,9 @@ bool smx_store_measured(struct smx_store *s, enum smx_store_way way, size_t byte
     return s->way != before;
 }
 
-bool smx_store_can_stream(void)
-{
-    return SMX_CAN_STREAM;
-}
-
 void smx_store_stream(void *to, const void *from, size_t n)
 {
-#if SMX_CAN_STREAM
+#if SMX_STORE_CAN_STREAM
     unsigned char *d = to;
     const unsigned char *f = from;
     size_t head = (size_t) (-(uintptr_t) d & 63);

@@ -68,8 +68,16 @@ static inline enum smx_store_way smx_store_next(struct smx_store *s, bool *timed
 bool smx_store_measured(struct smx_store *s, enum smx_store_way way, size_t bytes,
                         uint64_t cycles);
 
-/* Can this build stream (x86-64 with SSE2)? */
-bool smx_store_can_stream(void);
+/* Can this build stream (x86-64 with SSE2)? A constant, so that callers fold it. */
+#if defined(__x86_64__) && defined(__SSE2__)
+#    define SMX_STORE_CAN_STREAM 1
+#else
+#    define SMX_STORE_CAN_STREAM 0
+#endif
+static inline bool smx_store_can_stream(void)
+{
+    return SMX_STORE_CAN_STREAM;
+}
 
 /* Copy 'n' bytes with non-temporal stores where the destination's lines are whole (the
  * head and tail by memcpy), then a store fence, so that a release store after it
