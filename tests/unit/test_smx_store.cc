@@ -31,6 +31,8 @@ protected:
     struct smx_store s;
     int copies = 0;
     int switches = 0;
+    int streak = 0; // copies in a row that went the way this one goes, this one included
+    enum smx_store_way last = SMX_STORE_CACHED;
 
     void SetUp() override { smx_store_init(&s); }
 
@@ -41,6 +43,8 @@ protected:
         for (int i = 0; i < n; ++i, ++copies) {
             bool timed = false;
             const enum smx_store_way way = smx_store_next(&s, &timed);
+            streak = way == last ? streak + 1 : 1;
+            last = way;
             streamed += SMX_STORE_STREAM == way;
             if (timed) {
                 switches += smx_store_measured(&s, way, kSize,
@@ -127,6 +131,47 @@ TEST_F(Store, NoFlappingBetweenTheRatios)
     run(20000, [](enum smx_store_way w, int) { return SMX_STORE_CACHED == w ? 250u : 100u; });
     EXPECT_EQ(SMX_STORE_STREAM, s.way);
     EXPECT_EQ(0, switches);
+}
+
+// The far state as 4 KiB messages meet it: a memcpy after streamed copies writes lines
+// they left in memory and costs 1.8x a streamed copy, a memcpy in use 4x and more once it
+// has written a few dozen. Memcpy wins back on its samples and loses again at once; the
+// samples of memcpy then come ever more rarely, and the sender streams nearly always.
+TEST_F(Store, FlappingBacksOff)
+{
+    const Costs flap = [this](enum smx_store_way w, int) -> uint32_t {
+        if (SMX_STORE_STREAM == w) {
+            return 62;
+        }
+        return streak < 64 ? 112 : 260;
+    };
+    run(1000, far);
+    ASSERT_EQ(SMX_STORE_STREAM, s.way);
+    switches = 0;
+    const int n = 200000;
+    const int streamed = run(n, flap);
+    EXPECT_EQ(SMX_STORE_PROBE_MAX, (int) s.probe_every);
+    // Without the back-off: a flap every 4-5 samples of 256 copies, some 180 of them.
+    // With it: five to reach the largest interval, then one per four of its samples.
+    EXPECT_LE(switches, 2 * (5 + n / (4 * SMX_STORE_PROBE_MAX) + 1));
+    EXPECT_GE(streamed, n - n / 100);
+}
+
+// Backed off, the sender still follows a real return of the quiet state, and memcpy that
+// holds brings the samples back to their usual interval.
+TEST_F(Store, BackedOffStillFollowsQuiet)
+{
+    s.way = SMX_STORE_STREAM;
+    s.cost[SMX_STORE_CACHED] = 895;
+    s.cost[SMX_STORE_STREAM] = 62;
+    s.probe_every = SMX_STORE_PROBE_MAX;
+    s.held = 0;
+    run(16 * SMX_STORE_PROBE_MAX, quiet);
+    EXPECT_EQ(SMX_STORE_CACHED, s.way);
+    run(SMX_STORE_SHORT_HOLD, quiet);
+    run(100, far);
+    EXPECT_EQ(SMX_STORE_STREAM, s.way);
+    EXPECT_EQ(SMX_STORE_PROBE_EVERY, (int) s.probe_every);
 }
 
 // Copies below SMX_STORE_MIN teach nothing (their fixed costs would mislead).

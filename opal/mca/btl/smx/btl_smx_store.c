@@ -14,6 +14,8 @@ void smx_store_init(struct smx_store *s)
 {
     s->cost[SMX_STORE_CACHED] = s->cost[SMX_STORE_STREAM] = 0;
     s->since = SMX_STORE_PROBE_EVERY - 2;
+    s->held = UINT32_MAX; /* as if memcpy had held for ever: a first switch is no flap */
+    s->probe_every = SMX_STORE_PROBE_EVERY;
     s->way = SMX_STORE_CACHED;
 }
 
@@ -50,11 +52,24 @@ bool smx_store_measured(struct smx_store *s, enum smx_store_way way, size_t byte
         const uint64_t cached = s->cost[SMX_STORE_CACHED], stream = s->cost[SMX_STORE_STREAM];
         if (SMX_STORE_CACHED == before && cached > SMX_STORE_STREAM_RATIO * stream) {
             s->way = SMX_STORE_STREAM;
+            /* memcpy won back and lost again at once: its samples misled; trust them
+             * half as often. Memcpy that held was a real change: sample as usual. */
+            if (s->held < SMX_STORE_SHORT_HOLD) {
+                if (s->probe_every < SMX_STORE_PROBE_MAX) {
+                    s->probe_every *= 2;
+                }
+            } else {
+                s->probe_every = SMX_STORE_PROBE_EVERY;
+            }
         } else if (SMX_STORE_STREAM == before && cached < SMX_STORE_CACHED_RATIO * stream) {
             s->way = SMX_STORE_CACHED;
         }
     }
-    return s->way != before;
+    if (s->way != before) {
+        s->held = 0;
+        return true;
+    }
+    return false;
 }
 
 void smx_store_stream(void *to, const void *from, size_t n)

@@ -19,6 +19,14 @@
  * SMX_STORE_STREAM_RATIO times a streamed copy (measured: at most 1.4x where memcpy wins
  * overall, 4.7-14x where streaming does); it goes back below SMX_STORE_CACHED_RATIO.
  * Copies below SMX_STORE_MIN bytes always go through the caches.
+ *
+ * A memcpy sampled while streaming can look cheaper than memcpy in use: it writes lines
+ * the streamed copies left in memory, not lines the reader has just taken (4 KiB messages
+ * in the far state: 1.8-2x a streamed copy, against 3-4x in use). Memcpy then won back,
+ * lost again within a few dozen copies, and so on (seven switches in one benchmark run,
+ * 4 KiB 1.70 us a ping-pong against 1.34). So a return to memcpy that lasts fewer than
+ * SMX_STORE_SHORT_HOLD copies doubles the interval between memcpy samples while streaming,
+ * up to SMX_STORE_PROBE_MAX; one that lasts brings it back to SMX_STORE_PROBE_EVERY.
  */
 #ifndef MCA_BTL_SMX_STORE_H
 #define MCA_BTL_SMX_STORE_H
@@ -35,14 +43,18 @@ enum smx_store_way {
 #define SMX_STORE_MIN 2048
 #define SMX_STORE_TIME_EVERY 8
 #define SMX_STORE_PROBE_EVERY 256
+#define SMX_STORE_PROBE_MAX 8192
+#define SMX_STORE_SHORT_HOLD 4096
 #define SMX_STORE_STREAM_RATIO 3
 #define SMX_STORE_CACHED_RATIO 2
 
 /* Per peer: a sender's recent cost of each way. */
 struct smx_store {
-    uint32_t cost[2]; /* cycles per KiB, a moving average; 0: not measured yet */
-    uint32_t since;   /* copies since the way not in use was last timed */
-    uint8_t way;      /* enum smx_store_way in use */
+    uint32_t cost[2];     /* cycles per KiB, a moving average; 0: not measured yet */
+    uint32_t since;       /* copies since the way not in use was last timed */
+    uint32_t held;        /* copies since the way in use was chosen (saturating) */
+    uint32_t probe_every; /* while streaming, copies between memcpy samples */
+    uint8_t way;          /* enum smx_store_way in use */
 };
 
 void smx_store_init(struct smx_store *s);
@@ -52,7 +64,10 @@ void smx_store_init(struct smx_store *s);
  * to time it (smx_store_measured). */
 static inline enum smx_store_way smx_store_next(struct smx_store *s, bool *timed)
 {
-    if (++s->since >= SMX_STORE_PROBE_EVERY) {
+    if (s->held < UINT32_MAX) {
+        ++s->held;
+    }
+    if (++s->since >= (SMX_STORE_STREAM == s->way ? s->probe_every : SMX_STORE_PROBE_EVERY)) {
         s->since = 0;
         *timed = true;
         return (enum smx_store_way) !s->way;
