@@ -136,9 +136,16 @@ int main(int argc, char **argv)
     }
     enum { SYSCALL, MEMCPY, CMA_R, KL_R, HELD_R, CMA_W, KL_W, HELD_W, FRESH, ATT_R, ATT_W,
            ATT_FIRST, ATT_ONLY, EXP_R, EXP_W, EXP_FIRST, NCOL };
+    double *ratio = calloc(reps, sizeof(*ratio));
+    if (NULL == ratio) {
+        fprintf(stderr, "kmod_copybench: no memory\n");
+        return 2;
+    }
     printf("# size_bytes syscall memcpy cma_read knemlike_read held_read cma_write "
            "knemlike_write held_write held_fresh attached_read attached_write attach_first "
-           "attach_only export_read export_write export_first (us, median of %d)\n", reps);
+           "attach_only export_read export_write export_first (us, median of %d) "
+           "export_read_ratio export_write_ratio (median of %d interleaved ratios)\n",
+           reps, reps);
     for (size_t size = 4096; size <= max; size *= 4) {
         /* enough operations per sample (16 MiB) that reading the clock, a system call
          * of its own where there is no vDSO (UML), does not count */
@@ -230,11 +237,44 @@ int main(int argc, char **argv)
             }
             memset(local, 0, size);
         }
+        /* A copy through the export's cached attachment against a memcpy between two
+         * buffers of this process, timed in turn within each repetition (which goes
+         * first alternates), so that a VM's drift between the columns above, measured
+         * one after the other, does not count: the median of the repetitions' ratios. */
+        double xratio[2] = {NAN, NAN};
+        for (int dir = 0; exported && dir < 2; ++dir) {
+            kl_fill(local, size, (unsigned) (size + 7 + dir));
+            for (int r = 0; r < reps; ++r) {
+                double tm = 0, tx = 0;
+                for (int turn = 0; turn < 2; ++turn) {
+                    const int through = (turn + r) & 1; /* 1: the export */
+                    double t0 = now_us();
+                    for (int k = 0; k < each; ++k) {
+                        if (0 == dir) {
+                            memcpy(back, through ? exported : owner, size);
+                        } else {
+                            memcpy(through ? exported : back, local, size);
+                        }
+                    }
+                    *(through ? &tx : &tm) = now_us() - t0;
+                }
+                ratio[r] = tm > 0 ? tx / tm : NAN;
+            }
+            xratio[dir] = median(ratio, reps);
+            if (0 == dir) {
+                errors += 0 != memcmp(back, owner, size);
+            } else { /* the owner holds what was written; then its first contents again */
+                errors += 0 != kl_copy1(fd, cookie[0], 0, back, size, KNEMLIKE_COPY_FROM_REGION);
+                errors += 0 != memcmp(back, local, size);
+                errors += 0 != kl_copy1(fd, cookie[0], 0, owner, size, KNEMLIKE_COPY_TO_REGION);
+            }
+            memset(local, 0, size);
+        }
         printf("%zu", size);
         for (int how = 0; how < NCOL; ++how) {
             printf(" %.1f", us[how]);
         }
-        printf("\n");
+        printf(" %.3f %.3f\n", xratio[0], xratio[1]);
         fflush(stdout);
     }
     char go = 'q';

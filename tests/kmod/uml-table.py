@@ -15,8 +15,9 @@ Ratios, each from the medians of the same run:
 A second table, for attachments: a copy through the mapping against a memcpy within one
 process and against CMA, and what attaching (with the faults of a first copy) costs
 against one copy ioctl from a held region. A third, for exports: a copy through a cached
-attachment of the owner's export against a memcpy, and a fresh attachment's first touch
-(attach, a copy that faults every page, munmap) per page.
+attachment of the owner's export against a memcpy, from the columns' medians and, timed in
+turn within each repetition (the median of those ratios, then over the boots), and a
+fresh attachment's first touch (attach, a copy that faults every page, munmap) per page.
 Exit status 1 if a file holds no complete table (a boot that failed).
 """
 import argparse
@@ -26,7 +27,8 @@ import sys
 
 COLS = ["syscall", "memcpy", "cma_read", "knemlike_read", "held_read", "cma_write",
         "knemlike_write", "held_write", "held_fresh", "attached_read", "attached_write",
-        "attach_first", "attach_only", "export_read", "export_write", "export_first"]
+        "attach_first", "attach_only", "export_read", "export_write", "export_first",
+        "export_read_ratio", "export_write_ratio"]
 
 
 def read(path):
@@ -108,14 +110,19 @@ def main():
               "in + munmap, and per page what that costs.")
         print()
         print("| size | memcpy | export read | export write | export read/memcpy | "
-              "export write/memcpy | first (attach, copy, unmap) | first per page |")
-        print("| ---: " * 8 + "|")
+              "export write/memcpy | read/memcpy, in turn | write/memcpy, in turn | "
+              "first (attach, copy, unmap) | first per page |")
+        print("| ---: " * 10 + "|")
+
+        def fixed(x):
+            return "-" if math.isnan(x) else "%.2f" % x
         for s in sizes:
             m = med[s]
             er, ew, mc, ef = (m[c["export_read"]], m[c["export_write"]], m[c["memcpy"]],
                               m[c["export_first"]])
-            print("| %s | %.1f | %.1f | %.1f | %s | %s | %.1f | %.2f |" % (
-                size_name(s), mc, er, ew, ratio(er, mc), ratio(ew, mc), ef,
+            print("| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %.1f | %.2f |" % (
+                size_name(s), mc, er, ew, ratio(er, mc), ratio(ew, mc),
+                fixed(m[c["export_read_ratio"]]), fixed(m[c["export_write_ratio"]]), ef,
                 ef / max(1, s // 4096)))
     if args.plot:
         import matplotlib
