@@ -102,9 +102,9 @@ awk '/sysrq triggered crash/ { crashed = 1 } crashed && /\] booting / { again = 
 run early-panic --timeout 120 --append rdinit=/nonexistent true
 expect early-panic 125 3
 
-run timeout --timeout 20 sleep 300
+run timeout --timeout 10 sleep 300
 expect timeout 124
-grep -q 'did not finish within 20 s' "$out/timeout.log" || fail "timeout: no explanation"
+grep -q 'did not finish within 10 s' "$out/timeout.log" || fail "timeout: no explanation"
 
 # The SMX_BUILD that another checkout's env.sh exports (with its SMX_TOP) is not ours:
 # a copy of this checkout's scripts in a tree of its own, with a build of its own.
