@@ -174,13 +174,16 @@ run_612() {
 ptrace_only="--only p2p --only datatypes --only anysource --only unexpected"
 script612="echo 0 >/proc/sys/kernel/yama/ptrace_scope; "
 script612+="echo \"== kernel \$(uname -r), ptrace_scope \$(cat /proc/sys/kernel/yama/ptrace_scope)\"; "
-for cfg in sm-knemlike smx-knemlike-busy; do
-	script612+="before=$(counter attach_faults); "
-	script612+="$suite $ptrace_only --np 2 --label '$cfg np=2 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
-	script612+="n=\$(($(counter attach_faults) - before)); "
-	script612+="if [ \$n -gt 0 ]; then echo \"ok: $cfg np=2 on 6.12 used knemlike: attach_faults +\$n\"; "
-	script612+="else echo 'FAIL: $cfg np=2 on 6.12 never used knemlike (attach_faults did not move)'; status=1; fi; "
-done
+data_612() { # data_612 WHEN: the data programs on both users of knemlike, each seen to use it
+	for cfg in sm-knemlike smx-knemlike-busy; do
+		script612+="before=$(counter attach_faults); "
+		script612+="$suite $ptrace_only --np 2 --label '$cfg np=2 $1 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
+		script612+="n=\$(($(counter attach_faults) - before)); "
+		script612+="if [ \$n -gt 0 ]; then echo \"ok: $cfg np=2 $1 on 6.12 used knemlike: attach_faults +\$n\"; "
+		script612+="else echo 'FAIL: $cfg np=2 $1 on 6.12 never used knemlike (attach_faults did not move)'; status=1; fi; "
+	done
+}
+data_612 ptrace_scope=0
 
 # Last of all, as it cannot be undone before the guest reboots: Yama's ptrace_scope 3 (as
 # Rocky 9.8's fix for CVE-2026-46333 sets it): no process may read another's memory, not
@@ -197,13 +200,7 @@ script612+="klog() { dmesg | grep -c 'ptrace attach\\|ptrace read\\|ptrace.*was 
 script612+="if ! echo 3 2>/dev/null >/proc/sys/kernel/yama/ptrace_scope || "
 script612+="[ \"\$(cat /proc/sys/kernel/yama/ptrace_scope)\" != 3 ]; then "
 script612+="echo 'FAIL: cannot set kernel.yama.ptrace_scope to 3 (a kernel without Yama?)'; status=1; else "
-for cfg in sm-knemlike smx-knemlike-busy; do
-	script612+="before=$(counter attach_faults); "
-	script612+="$suite $ptrace_only --np 2 --label '$cfg np=2 ptrace_scope=3 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
-	script612+="n=\$(($(counter attach_faults) - before)); "
-	script612+="if [ \$n -gt 0 ]; then echo \"ok: $cfg np=2 with ptrace_scope 3 used knemlike: attach_faults +\$n\"; "
-	script612+="else echo 'FAIL: $cfg np=2 with ptrace_scope 3 never used knemlike (attach_faults did not move)'; status=1; fi; "
-done
+data_612 ptrace_scope=3
 script612+="k0=\$(klog); $suite $ptrace_only --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM, 6.12)' $(smx_config_args smx-cma) || status=1; "
 script612+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-cma) $build/tests/mpi/p2p 2>&1); "
 script612+="rc=\$?; k1=\$(klog); said=\$(grep -ac 'lets no process read' <<<\"\$out\"); "
