@@ -735,8 +735,11 @@ void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const vo
         mca_btl_smx_count(&c->stats.streamed_copies);
         return;
     }
-    bool timed;
-    const enum smx_store_way way = smx_store_next(&ep->store, &timed);
+    bool timed = false;
+    /* below SMX_STORE_TIME_MIN: the way larger copies to this peer chose, untimed */
+    const enum smx_store_way way = n < SMX_STORE_TIME_MIN
+                                       ? (enum smx_store_way) ep->store.way
+                                       : smx_store_next(&ep->store, &timed);
     const uint64_t start = timed ? smx_cycles() : 0;
     if (SMX_STORE_STREAM == way) {
         smx_store_stream(to, from, n);

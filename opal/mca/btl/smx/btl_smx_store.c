@@ -25,7 +25,7 @@ bool smx_store_measured(struct smx_store *s, enum smx_store_way way, size_t byte
     const enum smx_store_way before = (enum smx_store_way) s->way;
     uint64_t sample;
 
-    if (bytes < SMX_STORE_MIN || cycles > (UINT64_C(1) << 40)) {
+    if (bytes < SMX_STORE_TIME_MIN || cycles > (UINT64_C(1) << 40)) {
         return false; /* too small to say, or a clock that went back (another CPU's) */
     }
     sample = cycles * 1024 / bytes;
