@@ -4,9 +4,9 @@
 # ranks (tests/configurations.sh; what needs no module runs on the host);
 # then the registration cache's hits (MPI_T) and the module's counters once every job is
 # gone, knemlike's data under valgrind's memcheck, and a /dev/shm too small for btl/smx's
-# segments; then, in a guest on the other kernel series (6.12), the data programs on both
-# users of knemlike with Yama's ptrace_scope 0 and 3. Quick mode: every category, fewer
-# repeats.
+# segments; then, in a guest on the other kernel series (6.12), the data programs and
+# mpi4py's tests on both users of knemlike with Yama's ptrace_scope 0 and 3. Quick mode:
+# every category, fewer repeats.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -184,6 +184,41 @@ data_612() { # data_612 WHEN: the data programs on both users of knemlike, each 
 	done
 }
 data_612 ptrace_scope=0
+# mpi4py's own tests (a client we did not write) on both users of knemlike, as booted and
+# under ptrace_scope 3, each seen to move data through the module (sm maps its senders'
+# buffers: export_faults; smx, single-copying from 256 B, attaches registrations:
+# attach_faults), test by test against stock sm without single copy in the same guest.
+# Its modules that move data between the ranks (point-to-point, collectives, pickled
+# objects, one-sided, empty messages): the whole suite takes 2 min a run in TCG, and runs
+# on the host (tests/check-mpi4py.sh). The records are compared once the guest is gone.
+. "$top/contrib/lib.sh"
+problem=$(smx_mpi4py_problem "$SMX_OMPI_PREFIX")
+[ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
+mpi4py_records=$build/mpi4py-vm
+rm -rf "$mpi4py_records"
+mkdir -p "$mpi4py_records"
+mpi4py_vm_tests=""
+for m in p2p_buf p2p_obj cco_buf util_pkl5 rma msgzero; do
+	mpi4py_vm_tests+=" -i '^test_$m[.]py\$'"
+done
+mpi4py_612() { # mpi4py_612 WHEN CFG [COUNTER]: a record in $mpi4py_records/WHEN-CFG
+	local out=$mpi4py_records/$1-$2
+	mkdir -p "$out"
+	[ -n "${3:-}" ] && copies_before "$3"
+	script+="echo '== mpi4py ($1): $2'; "
+	script+="timeout -k 10 600 mpirun --allow-run-as-root -np 2 --bind-to none $(smx_config_args "$2") "
+	script+="$SMX_MPI4PY_DIR/venv/bin/python $top/tests/mpi4py/record.py "
+	script+="$SMX_MPI4PY_DIR/src/mpi4py-$SMX_MPI4PY_VERSION/test $out -q $mpi4py_vm_tests "
+	script+=">$out.log 2>&1 || { echo 'FAIL: mpi4py on $2 ($1) exited non-zero'; tail -20 $out.log; status=1; }; "
+	[ -n "${3:-}" ] && copies_after "mpi4py on $2 ($1, 6.12)" "$3"
+	return 0
+}
+mpi4py_knemlike() { # mpi4py_knemlike WHEN
+	mpi4py_612 "$1" sm-knemlike export_faults
+	mpi4py_612 "$1" smx-knemlike-small attach_faults
+}
+mpi4py_612 ptrace_scope=0 sm-nosc
+mpi4py_knemlike ptrace_scope=0
 
 # Last of all, as it cannot be undone before the guest reboots: Yama's ptrace_scope 3 (as
 # Rocky 9.8's fix for CVE-2026-46333 sets it): no process may read another's memory, not
@@ -201,6 +236,7 @@ script+="if ! echo 3 2>/dev/null >/proc/sys/kernel/yama/ptrace_scope || "
 script+="[ \"\$(cat /proc/sys/kernel/yama/ptrace_scope)\" != 3 ]; then "
 script+="echo 'FAIL: cannot set kernel.yama.ptrace_scope to 3 (a kernel without Yama?)'; status=1; else "
 data_612 ptrace_scope=3
+mpi4py_knemlike ptrace_scope=3
 script+="k0=\$(klog); $suite $ptrace_only --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM, 6.12)' $(smx_config_args smx-cma) || status=1; "
 script+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-cma) $build/tests/mpi/p2p 2>&1); "
 script+="rc=\$?; k1=\$(klog); said=\$(grep -ac 'lets no process read' <<<\"\$out\"); "
@@ -216,6 +252,11 @@ script+="fi; "
 cd "$top"
 "$top/tests/vm/run-in-vm" bash -c "status=0; $script61 exit \$status" || status=1
 run_612 "$script" || status=1
+echo "== mpi4py's tests in the 6.12 guest, against stock sm without single copy there"
+for rec in "$mpi4py_records"/ptrace_scope=*-sm-knemlike "$mpi4py_records"/ptrace_scope=*-smx-knemlike-small; do
+	python3 "$top/tests/mpi4py/compare.py" sm-nosc "$mpi4py_records/ptrace_scope=0-sm-nosc" \
+		"$(basename "$rec")" "$rec" || status=1
+done
 for cfg in smx-knemlike-busy sm-knemlike; do
 	echo "== memcheck reports of $cfg (VM)"
 	"$top/tests/memcheck-scan" --reports 2 "$memcheck_dir/$cfg" | tail -n 60 || status=1
