@@ -147,10 +147,10 @@ shm_case 24m 'could not reserve\|not enough space for' "a budget of 4096 KiB" no
 shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 	"budgets of 16 MiB asked for: no room for one segment, smx refused by name" \
 	"--mca btl_smx_budget_kb 16384"
-# The second kernel series (bookworm-backports' 6.12), in a guest of its own: the suite's
-# four data programs (point-to-point, datatypes, MPI_ANY_SOURCE, unexpected messages) on
-# both users of knemlike, first as booted (ptrace_scope 0), then with Yama's ptrace_scope
-# 3, as below. The module for it is built here (check-kmod-vm.sh, later, builds it too).
+# The second kernel series (bookworm-backports' 6.12), in a guest of its own: on both
+# users of knemlike, first as booted (ptrace_scope 0) the suite's four data programs
+# (point-to-point, datatypes, MPI_ANY_SOURCE, unexpected messages), then with Yama's
+# ptrace_scope 3 the whole suite, as below. The module for it is built here (check-kmod-vm.sh, later, builds it too).
 run_612() {
 	local env
 	env=$("$top/tests/vm/prepare-kernel" --series bookworm-backports --print-env) || {
@@ -176,14 +176,15 @@ ptrace_only="--only p2p --only datatypes --only anysource --only unexpected"
 script61=$script
 script="echo 0 >/proc/sys/kernel/yama/ptrace_scope; "
 script+="echo \"== kernel \$(uname -r), ptrace_scope \$(cat /proc/sys/kernel/yama/ptrace_scope)\"; "
-data_612() { # data_612 WHEN: the data programs on both users of knemlike, each seen to use it
+data_612() { # data_612 WHEN [ONLY]: the suite (or its programs ONLY) on both users of
+	# knemlike, each seen to use it
 	for cfg in sm-knemlike smx-knemlike-busy; do
 		copies_before attach_faults
-		script+="$suite $ptrace_only --np 2 --label '$cfg np=2 $1 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
+		script+="$suite ${2:-} --np 2 --label '$cfg np=2 $1 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
 		copies_after "$cfg np=2 $1 on 6.12" attach_faults
 	done
 }
-data_612 ptrace_scope=0
+data_612 ptrace_scope=0 "$ptrace_only"
 # mpi4py's own tests (a client we did not write) on both users of knemlike, as booted and
 # under ptrace_scope 3, each seen to move data through the module (sm maps its senders'
 # buffers: export_faults; smx, single-copying from 256 B, attaches registrations:
@@ -227,9 +228,9 @@ mpi4py_knemlike ptrace_scope=0
 # copy through shared memory and never make the kernel log an attempt. Stock sm + cma,
 # the failure mode docs/using-knemlike.md describes: its smsc still offers itself, every
 # process fails to reach its peers by CMA (the kernel logs the attempts, rate-limited),
-# and p2p still passes by copying twice. The data paths are those of the runs before;
-# what ptrace_scope 3 may break is reaching the peer, so the suite's four data programs
-# (point-to-point, datatypes, MPI_ANY_SOURCE, unexpected messages) are enough here.
+# and p2p still passes by copying twice. The users of knemlike run the whole suite there;
+# for smx with cma the four data programs are enough (what ptrace_scope 3 may break is
+# reaching the peer; its data paths are those of the host's runs).
 script+="echo '== kernel.yama.ptrace_scope 3'; mount -o remount,size=256m /dev/shm; "
 script+="klog() { dmesg | grep -c 'ptrace attach\\|ptrace read\\|ptrace.*was attempted'; }; "
 script+="if ! echo 3 2>/dev/null >/proc/sys/kernel/yama/ptrace_scope || "
