@@ -150,7 +150,8 @@ shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 # The second kernel series (bookworm-backports' 6.12), in a guest of its own: on both
 # users of knemlike, first as booted (ptrace_scope 0) the suite's four data programs
 # (point-to-point, datatypes, MPI_ANY_SOURCE, unexpected messages), then with Yama's
-# ptrace_scope 3 the whole suite, as below. The module for it is built here (check-kmod-vm.sh, later, builds it too).
+# ptrace_scope 3 the whole suite, as below; and mpi4py's tests under both. The module for
+# it is built here (check-kmod-vm.sh, later, builds it too).
 run_612() {
 	local env
 	env=$("$top/tests/vm/prepare-kernel" --series bookworm-backports --print-env) || {
