@@ -11,6 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/configurations.sh"
+. "$top/contrib/lib.sh"
 
 # A missing VM kernel is a setup failure, never a skip: CI must run this test.
 [ -n "${SMX_VM_KERNEL_DIR:-}" ] && [ -f "$SMX_VM_KERNEL_DIR/kernel.env" ] || {
@@ -193,7 +194,6 @@ data_612 ptrace_scope=0 "$ptrace_only"
 # Its modules that move data between the ranks (point-to-point, collectives, pickled
 # objects, one-sided, empty messages): the whole suite takes 2 min a run in TCG, and runs
 # on the host (tests/check-mpi4py.sh). The records are compared once the guest is gone.
-. "$top/contrib/lib.sh"
 problem=$(smx_mpi4py_problem "$SMX_OMPI_PREFIX")
 [ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
 mpi4py_records=$build/mpi4py-vm
