@@ -43,6 +43,7 @@ check_param btl smx btl_smx_adaptive_copy
 check_param btl smx btl_smx_single_copy_cost
 check_param btl smx btl_smx_calibration_file
 check_param btl smx btl_smx_nontemporal
+check_param btl smx btl_smx_push_max
 check_param smsc knemlike smsc_knemlike_priority
 check_param smsc knemlike smsc_knemlike_device
 check_param smsc knemlike smsc_knemlike_cache_max_entries
@@ -53,7 +54,8 @@ check_param smsc knemlike smsc_knemlike_map_max_mb
 # performance variables (MPI_T), shown at level 9 beside the parameters
 info=$("$ompi_info" --param btl smx --level 9 2>&1)
 for pvar in gets_single_copy gets_double_copy exchange_pushes copy_switches sends_queued frags_peak \
-	pair_rings skew_late skew_caught_up skew_switches skew_eager_sends streamed_copies store_switches; do
+	pair_rings skew_late skew_caught_up skew_switches skew_eager_sends streamed_copies store_switches \
+	pushes_ahead pushes_parked; do
 	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
 		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
 done
@@ -61,10 +63,11 @@ done
 # was 12000 characters; btl_smx_adaptive_copy and its counter, one line of help each, took
 # 12338; btl_smx_single_copy_cost and btl_smx_calibration_file, one line each, 13032;
 # the skew switch's three parameters and four counters, one short line each, 14521;
-# btl_smx_nontemporal and its two counters, one short line each, 15213.
+# btl_smx_nontemporal and its two counters, one short line each, 15213; btl_smx_push_max
+# and its two counters, one short line each, 15824.
 chars=$(wc -c <<<"$info")
-[ "$chars" -le 15300 ] ||
-	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 15300"
+[ "$chars" -le 15900 ] ||
+	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 15900"
 
 # Loading must not print errors (an unresolved symbol shows up here, not in the listing).
 if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then

@@ -506,17 +506,21 @@ rss_none=$(ring_rss "${area[@]}" --mca btl_smx_pair_ring_after 1000000)
 #     limit, goes by a get (single copy far cheaper on gets of up to 256 KiB shortens
 #     the class's eager limit to 4 KiB). With btl_smx_adaptive_copy 0 the class's
 #     threshold (never, for the pair of cores here) holds: every get by double copy, the
-#     16 KiB message eager. Bytes checked either way.
-late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES REPLY-GETS", or "failed"
+#     16 KiB message eager. Both with the push ahead off: with it (the default), the
+#     sender copies each message as it sends it, nothing waits for it, every get is a
+#     double copy and nothing changes. Bytes checked every way.
+late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES REPLY-GETS PUSHED", or "failed"
 	local out
 	out=$("${launch[@]}" $(smx_config_args smx-cma) "$@" "$build/tests/smx/latesender" 20 \
 		65536 5000 2>&1 | tr -d '\000')
 	grep -q "^latesender: PASS" <<<"$out" || { echo failed; return; }
 	echo "$(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out")" \
-		"$(sed -n 's/^latesender: rank 1: 16 KiB reply by \([0-9-]*\) gets$/\1/p' <<<"$out")"
+		"$(sed -n 's/^latesender: rank 1: 16 KiB reply by \([0-9-]*\) gets; pushed ahead \([0-9-]*\)$/\1 \2/p' <<<"$out")"
 }
-read -r a_single a_double a_changes a_reply < <(late)
-read -r f_single f_double f_changes f_reply < <(late --mca btl_smx_adaptive_copy 0)
+read -r a_single a_double a_changes a_reply _ < <(late --mca btl_smx_push_max 0)
+read -r f_single f_double f_changes f_reply _ < <(late --mca btl_smx_push_max 0 \
+	--mca btl_smx_adaptive_copy 0)
+read -r p_single p_double p_changes p_reply p_pushed < <(late)
 [ "${a_single:-0}" -ge 15 ] 2>/dev/null && [ "${a_changes:-0}" -ge 1 ] 2>/dev/null &&
 	[ "${a_reply:-0}" = 1 ] && [ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] &&
 	[ "${f_changes:-1}" = 0 ] && [ "${f_reply:-1}" = 0 ] &&
@@ -526,6 +530,12 @@ read -r f_single f_double f_changes f_reply < <(late --mca btl_smx_adaptive_copy
 	fail "adaptive copy (single double changes reply-gets): '$a_single $a_double $a_changes" \
 		"$a_reply' (want >= 15 single, >= 1 change, 1 get); off: '$f_single $f_double" \
 		"$f_changes $f_reply' (want 0 20 0 0)"
+[ "${p_single:-1}" = 0 ] && [ "${p_changes:-1}" = 0 ] && [ "${p_pushed:-0}" -ge 5 ] 2>/dev/null &&
+	[ "${p_double:-0}" = "$p_pushed" ] &&
+	echo "ok: pushed ahead, a sender away computing holds nothing up: $p_pushed rendezvous" \
+		"pushed, each taken by a double copy, none by single copy, no change" ||
+	fail "push ahead (single double changes pushed): '$p_single $p_double $p_changes" \
+		"$p_pushed' (want 0, as many as pushed, 0, >= 5)"
 # 13. a late receiver (btl_smx_skew.c): rank 1 computes 30 us before each of 8 windows of 32
 #     receives of 64 KiB, then waits in its receives (80 ping-pongs). It must find itself
 #     late and tell rank 0, whose messages then go eagerly (in several chunks: above a

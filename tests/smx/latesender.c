@@ -11,12 +11,16 @@
  *
  *   latesender N LEN USEC
  *
+ * Where rank 1 pushes its rendezvous ahead (btl_smx_push_max), it copies each message
+ * as it sends it, so that nothing waits for it: rank 0 then gets them all by double copy
+ * and has nothing to change.
+ *
  * Rank 0 prints what btl/smx did during the N messages, read through MPI_T (-1: not
  * found), and the median time its receives took; rank 1 how many gets it made for the
- * 16 KiB message:
+ * 16 KiB message, and how many of its rendezvous it pushed ahead:
  *   "latesender: rank 0: gets by single copy S, by double copy D, changes C; median
  *    receive U us"
- *   "latesender: rank 1: 16 KiB reply by G gets"
+ *   "latesender: rank 1: 16 KiB reply by G gets; pushed ahead P"
  * then "latesender: PASS" or "latesender: FAIL ...". Used by tests/check-smx-host.sh.
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -84,7 +88,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     memset(buf, 0, len);
-    struct pvar single, dbl, changes;
+    struct pvar single, dbl, changes, pushed;
+    if (1 == rank) {
+        pvar_bind(&pushed, "btl_smx_pushes_ahead", MPI_T_PVAR_CLASS_COUNTER);
+    }
     if (0 == rank) {
         pvar_bind(&single, "btl_smx_gets_single_copy", MPI_T_PVAR_CLASS_COUNTER);
         pvar_bind(&dbl, "btl_smx_gets_double_copy", MPI_T_PVAR_CLASS_COUNTER);
@@ -119,8 +126,9 @@ int main(int argc, char **argv)
         memset(buf, 0, reply);
         MPI_Recv(buf, (int) reply, MPI_BYTE, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         errors += wrong(buf, reply, n); /* (the reply is message n) */
-        long long s = pvar_take(&got_single), d = pvar_take(&got_double);
-        printf("latesender: rank 1: 16 KiB reply by %lld gets\n", s < 0 || d < 0 ? -1 : s + d);
+        long long s = pvar_take(&got_single), d = pvar_take(&got_double), p = pvar_take(&pushed);
+        printf("latesender: rank 1: 16 KiB reply by %lld gets; pushed ahead %lld\n",
+               s < 0 || d < 0 ? -1 : s + d, p);
         fflush(stdout);
     } else {
         fill(buf, reply, n);

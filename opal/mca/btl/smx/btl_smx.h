@@ -120,6 +120,16 @@ struct mca_btl_base_endpoint_t {
     int skew_waited;       /* ... its messages in a row I had waited for (none there) */
     /* as its sender, */
     bool skew_told;        /* it said it is late to me: its class's module sends eagerly */
+    /* pushed ahead (btl_smx_get.c): as the sender, the buffer ob1 registered for its next
+     * rendezvous to this peer, copied to it from my next btl_send on; */
+    uint64_t push_token;        /* SMX_PUSH_TOKEN | n until deregistered; 0: none */
+    bool push_armed;            /* ... not yet started */
+    struct smx_serve_t *push_serve; /* its serve (btl_smx_get.c), while armed */
+    /* as the receiver, the peer's latest push: */
+    uint64_t push_in;           /* its token; 0: none */
+    size_t push_in_size, push_in_arrived;
+    unsigned char *push_in_parked; /* its pieces that came before my get (malloc'd) */
+    void *push_in_op;           /* the get waiting for the rest of them */
     struct mca_smsc_endpoint_t *smsc_endpoint;
     bool described; /* printed at btl_base_verbose trace */
 };
@@ -146,6 +156,9 @@ struct mca_btl_smx_component_t {
     int skew;                             /* enum smx_skew_mode */
     int nontemporal;                      /* enum smx_nontemporal_mode */
     int skew_late_us;                     /* a get waiting longer for me: I am late */
+    int push_max;                         /* rendezvous pushed ahead up to (bytes); 0: off */
+    size_t smsc_data_size;                /* the smsc component's registration data; 0: none */
+    uint64_t push_seq;                    /* pushes numbered (component lock) */
     int skew_eager_limit;                 /* eager limit (bytes) to a late receiver */
 
     /* the node, as init found it */
@@ -200,6 +213,8 @@ struct mca_btl_smx_component_t {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... through the rings */
         unsigned long long exchange_pushes;  /* peers' gets served by one copy into them */
+        unsigned long long pushes_ahead;     /* rendezvous copied before their get came */
+        unsigned long long pushes_parked;    /* ... whose pieces came before my get */
         unsigned long long copy_switches;    /* a peer's size range changed copy method */
         unsigned long long sends_queued;     /* sends that found no room and waited */
         unsigned long long pair_rings;       /* peers I write to through a pair ring */
@@ -222,6 +237,9 @@ struct mca_btl_smx_component_t {
     opal_mutex_t poll_lock; /* one reader of my queue and rings when threads are in use */
 };
 typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
+
+/* The largest push a receiver takes (btl_smx_push_max is at most this). */
+#define SMX_PUSH_MOST (64 * 1024 * 1024)
 
 /* What btl/smx prints goes to the btl framework's stream (btl_base_verbose): component
  * for why it is not used, info for its policy and its counters at finalize, trace for
@@ -356,6 +374,28 @@ int mca_btl_smx_get_lists_init(void);
 void mca_btl_smx_get_lists_fini(void);
 /* Give back a serve item the endpoint still held (finalize). */
 void mca_btl_smx_serve_drop(opal_list_item_t *serve);
+/* The registration handle btl/smx hands ob1 (btl_register_mem), the bytes ob1 carries to
+ * the peer in its rendezvous header: the push of the buffer, if any, and the smsc
+ * component's own registration data where it needs one. */
+struct mca_btl_base_registration_handle_t {
+    uint64_t token; /* the push of this buffer (SMX_PUSH_TOKEN | n); 0: none */
+    uint64_t base, size;
+    unsigned char smsc[]; /* mca_smsc_base_registration_data_size() bytes, if it needs them */
+};
+/* The handle's smsc data, for the smsc component's calls (NULL: none registered). */
+static inline void *mca_btl_smx_smsc_data(struct mca_btl_base_registration_handle_t *handle)
+{
+    return NULL != handle && 0 != mca_btl_smx_component.smsc_data_size ? handle->smsc : NULL;
+}
+struct mca_btl_base_registration_handle_t *
+mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                         void *base, size_t size, uint32_t flags);
+int mca_btl_smx_deregister_mem(struct mca_btl_base_module_t *btl,
+                               struct mca_btl_base_registration_handle_t *handle);
+/* Sender: ob1's rendezvous header for ep is on its way; copy the buffer it registered. */
+void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep);
+/* Finalize: what a peer pushed that no get took. */
+void mca_btl_smx_push_fini(mca_btl_smx_endpoint_t *ep);
 END_C_DECLS
 
 #endif /* MCA_BTL_SMX_H */

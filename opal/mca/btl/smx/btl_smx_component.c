@@ -157,9 +157,15 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
             mca_btl_smx_segment_destroy();
             return NULL;
         }
-        m->btl_registration_handle_size = (size_t) handle_size;
+        c->smsc_data_size = (size_t) handle_size;
     } else {
-        /* Nothing to register: ob1 then skips registration altogether. */
+        c->smsc_data_size = 0;
+    }
+    if (0 != c->smsc_data_size || 0 != c->push_max) {
+        m->btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t)
+                                          + c->smsc_data_size;
+    } else {
+        /* Nothing to register nor push: ob1 then skips registration altogether. */
         m->btl_register_mem = NULL;
         m->btl_deregister_mem = NULL;
         m->btl_registration_handle_size = 0;

@@ -15,7 +15,7 @@
  *     fragments per peer sit in shared memory.
  * Deciding here rather than through ob1's limits is what lets the threshold depend on the
  * class, the load at this very moment, and be any size (ob1 itself only knows "above the
- * eager limit: get").
+ * eager limit: get"). A double copy the sender begins before it is asked: btl_smx_push.c.
  */
 #include "opal_config.h"
 
@@ -31,31 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Receiver side of a double-copy get (an item of the component's get_ops list). */
-struct smx_get_op {
-    opal_free_list_item_t super;
-    mca_btl_smx_endpoint_t *ep;
-    unsigned char *local;
-    size_t size, received;
-    uint32_t *counter; /* the load counter it was counted in */
-    struct mca_btl_base_registration_handle_t *local_handle;
-    mca_btl_base_rdma_completion_fn_t cbfunc;
-    void *cbcontext, *cbdata;
-};
-typedef struct smx_get_op smx_get_op_t;
-static OBJ_CLASS_INSTANCE(smx_get_op_t, opal_free_list_item_t, NULL, NULL);
+#include "btl_smx_get.h"
 
-/* Sender side: a range of my memory a peer asked for (an item of the serves list, queued
- * on the endpoint's serving list). */
-struct smx_serve_t {
-    opal_free_list_item_t super;
-    uint64_t op;
-    const unsigned char *src;
-    uint64_t destination; /* the requester's buffer (for a push) */
-    size_t size, sent;
-    bool pushed; /* copied whole into the destination: the piece that says so is due */
-};
-typedef struct smx_serve_t smx_serve_t;
+static OBJ_CLASS_INSTANCE(smx_get_op_t, opal_free_list_item_t, NULL, NULL);
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_free_list_item_t, NULL, NULL);
 
 int mca_btl_smx_get_lists_init(void)
@@ -110,17 +88,22 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 
     const bool skew = SMX_SKEW_ON == c->skew;
     const uint64_t start = skew || mca_btl_smx_policy.adaptive ? mca_btl_smx_now_ns() : 0;
+    /* the whole buffer of a push: its pieces are on their way, whatever I would pick */
+    const uint64_t token = NULL != remote_handle ? remote_handle->token : 0;
+    const bool pushed = 0 != (token & SMX_PUSH_TOKEN) && remote_handle->base == remote_address
+                        && remote_handle->size == size;
 
     if (skew) { /* did this get wait for me? (btl_smx_skew.c) */
         mca_btl_smx_skew_get_start(endpoint, start);
     }
-    if (mca_btl_smx_single_copy(endpoint, size, false)) {
+    if (!pushed && mca_btl_smx_single_copy(endpoint, size, false)) {
         uint64_t end;
         int rc;
 
         smx_count(counter, 1);
         rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
-                           (void *) (uintptr_t) remote_address, size, remote_handle);
+                           (void *) (uintptr_t) remote_address, size,
+                           mca_btl_smx_smsc_data(remote_handle));
         smx_count(counter, -1);
         if (OPAL_SUCCESS != rc) {
             return rc;
@@ -136,8 +119,8 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     }
 
     op = (smx_get_op_t *) opal_free_list_get(&c->get_ops);
-    frag = mca_btl_smx_frag_alloc(endpoint, sizeof(*req));
-    if (NULL == op || NULL == frag) {
+    frag = pushed ? NULL : mca_btl_smx_frag_alloc(endpoint, sizeof(*req));
+    if (NULL == op || (NULL == frag && !pushed)) {
         if (NULL != op) {
             opal_free_list_return(&c->get_ops, &op->super);
         }
@@ -155,18 +138,11 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     op->cbfunc = cbfunc;
     op->cbcontext = cbcontext;
     op->cbdata = cbdata;
-    req = (struct smx_get_request *) frag->data;
-    req->op = (uint64_t) (uintptr_t) op;
-    req->remote_address = remote_address;
-    req->size = size;
-    req->destination = (uint64_t) (uintptr_t) local_address;
-    frag->kind = SMX_KIND_GET_REQ;
-    frag->tag = 0;
-    frag->segment.seg_len = sizeof(*req);
-    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     if (0 == size) { /* nothing to fetch; complete from here like a single copy would */
         opal_free_list_return(&c->get_ops, &op->super);
-        mca_btl_smx_frag_release(frag);
+        if (NULL != frag) {
+            mca_btl_smx_frag_release(frag);
+        }
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
     }
@@ -181,6 +157,21 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         endpoint->pull_bytes = 0;
         endpoint->pull_size = size;
     }
+    if (pushed) {
+        if (mca_btl_smx_push_get(endpoint, op, token)) { /* it had all come before me */
+            mca_btl_smx_get_done(endpoint, op);
+        }
+        return OPAL_SUCCESS;
+    }
+    req = (struct smx_get_request *) frag->data;
+    req->op = (uint64_t) (uintptr_t) op;
+    req->remote_address = remote_address;
+    req->size = size;
+    req->destination = (uint64_t) (uintptr_t) local_address;
+    frag->kind = SMX_KIND_GET_REQ;
+    frag->tag = 0;
+    frag->segment.seg_len = sizeof(*req);
+    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     return mca_btl_smx_send_internal(frag);
 }
 
@@ -214,7 +205,7 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
  * 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range, if there is
  * room. Returns the bytes posted, or -1 for none. */
 static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
-                              const unsigned char *src, size_t chunk)
+                              const unsigned char *src, size_t chunk, size_t total)
 {
     struct smx_get_piece *piece;
     struct smx_post p;
@@ -229,6 +220,7 @@ static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t 
     }
     piece->op = op;
     piece->offset = offset;
+    piece->total = total;
     mca_btl_smx_post_commit(ep, &p, sizeof(*piece) + chunk, SMX_KIND_GET_DATA, 0);
     return (ssize_t) chunk;
 }
@@ -255,7 +247,8 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
         /* An exchange: the peer pulls from me while I pull from it, so double copy would
          * cost each of us two copies. Push its data whole with one single copy (into
          * memory the peer is not touching until this piece says so), then tell it. */
-        if (0 == serve->sent && mca_btl_smx_single_copy(ep, serve->size, true)
+        if (0 == serve->sent && 0 == (serve->op & SMX_PUSH_TOKEN)
+            && mca_btl_smx_single_copy(ep, serve->size, true)
             && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
                                              (void *) (uintptr_t) serve->destination,
                                              serve->size, NULL)) {
@@ -264,7 +257,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
             mca_btl_smx_count(&c->stats.exchange_pushes);
         }
         if (serve->pushed) {
-            if (smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0) < 0) {
+            if (smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0, serve->size) < 0) {
                 goto out; /* no room to say so yet; next progress */
             }
             pieces++;
@@ -280,7 +273,7 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
                 }
             }
             posted = smx_post_piece(ep, serve->op, serve->sent, serve->src + serve->sent,
-                                    chunk > room ? room : chunk);
+                                    chunk > room ? room : chunk, serve->size);
             if (posted < 0) {
                 goto out;
             }
@@ -295,23 +288,9 @@ out:
     return pieces;
 }
 
-/* Receiver side: one piece of a double-copy get; the last one completes it. */
-void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
+/* Receiver side: a double-copy get has all its bytes. */
+void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
 {
-    const struct smx_get_piece *piece = payload;
-    smx_get_op_t *op = (smx_get_op_t *) (uintptr_t) piece->op;
-    size_t chunk = len - sizeof(*piece);
-
-    if (SMX_PIECE_PUSHED == piece->offset) {
-        op->received = op->size; /* the server copied it all into op->local already */
-        SMX_MEMCHECK_WRITTEN(op->local, op->size);
-    } else {
-        memcpy(op->local + piece->offset, piece + 1, chunk);
-        op->received += chunk;
-    }
-    if (op->received < op->size) {
-        return;
-    }
     ep->pull_bytes += op->size;
     const bool skew = SMX_SKEW_ON == mca_btl_smx_component.skew;
     const bool last = 0 == __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
@@ -327,4 +306,27 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);
     opal_free_list_return(&mca_btl_smx_component.get_ops, &op->super);
+}
+
+/* Receiver side: one piece of a double-copy get; the last one completes it. */
+void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
+{
+    const struct smx_get_piece *piece = payload;
+    smx_get_op_t *op = (smx_get_op_t *) (uintptr_t) piece->op;
+    size_t chunk = len - sizeof(*piece);
+
+    if (0 != (piece->op & SMX_PUSH_TOKEN)) {
+        mca_btl_smx_push_piece(ep, piece, chunk);
+        return;
+    }
+    if (SMX_PIECE_PUSHED == piece->offset) {
+        op->received = op->size; /* the server copied it all into op->local already */
+        SMX_MEMCHECK_WRITTEN(op->local, op->size);
+    } else {
+        memcpy(op->local + piece->offset, piece + 1, chunk);
+        op->received += chunk;
+    }
+    if (op->received >= op->size) {
+        mca_btl_smx_get_done(ep, op);
+    }
 }

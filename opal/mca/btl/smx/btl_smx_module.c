@@ -42,6 +42,12 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->skew_late = ep->skew_told = false;
     ep->skew_get_end = ep->skew_idle_seen = 0;
     ep->skew_waited = ep->skew_late_gets = 0;
+    ep->push_token = ep->push_in = 0;
+    ep->push_armed = false;
+    ep->push_serve = NULL;
+    ep->push_in_size = ep->push_in_arrived = 0;
+    ep->push_in_parked = NULL;
+    ep->push_in_op = NULL;
     ep->module = NULL;
     ep->peer_segment = NULL;
     ep->peer_ds = NULL;
@@ -65,6 +71,7 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
         mca_btl_smx_serve_drop(item);
     }
     OBJ_DESTRUCT(&ep->serving);
+    mca_btl_smx_push_fini(ep);
     /* Fragments never posted (finalize with no room at the peer): back to the pool. */
     while (NULL != (item = opal_list_remove_first(&ep->pending))) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
@@ -703,13 +710,14 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
     }
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
-                        "exchange pushes, %llu changes between single and double copy as "
+                        "exchange pushes, %llu pushed ahead (%llu of peers' came before "
+                        "their receive), %llu changes between single and double copy as "
                         "measured, %llu sends queued for room, at most %llu of "
                         "btl_smx_max_frags %d descriptors out at once; %llu pair rings, %.0f "
                         "KiB of chunks made",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
                         c->stats.gets_double_copy, c->stats.exchange_pushes,
-                        c->stats.copy_switches,
+                        c->stats.pushes_ahead, c->stats.pushes_parked, c->stats.copy_switches,
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
                         c->stats.pair_rings, (double) c->area_used / 1024.0);
     /* Completions nobody progressed any more: their fragments are ours to free. */
@@ -793,21 +801,6 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
     frag->base.des_flags = flags;
     frag->base.order = order;
     return &frag->base;
-}
-
-static struct mca_btl_base_registration_handle_t *
-smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                 void *base, size_t size, uint32_t flags)
-{
-    return (struct mca_btl_base_registration_handle_t *) MCA_SMSC_CALL(register_region, base,
-                                                                       size);
-}
-
-static int smx_deregister_mem(struct mca_btl_base_module_t *btl,
-                              struct mca_btl_base_registration_handle_t *handle)
-{
-    MCA_SMSC_CALL(deregister_region, (void *) handle);
-    return OPAL_SUCCESS;
 }
 
 /* An eager message in several chunks of the peer's (SMX_KIND_MULTI), each checked to
@@ -1137,8 +1130,8 @@ mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_sendi = mca_btl_smx_sendi,
     .btl_get = mca_btl_smx_get,
     .btl_put = NULL, /* set at init where an smsc component is selected */
-    .btl_register_mem = smx_register_mem,
-    .btl_deregister_mem = smx_deregister_mem,
+    .btl_register_mem = mca_btl_smx_register_mem,
+    .btl_deregister_mem = mca_btl_smx_deregister_mem,
     .btl_dump = smx_dump,
     .btl_register_error = smx_register_error,
 };

@@ -171,6 +171,7 @@ enum {
     SMX_DEFAULT_SINGLE_BUSY = 8 * 1024,
     SMX_DEFAULT_EAGER_WINDOW = 16 * 1024 + 1024,
     SMX_DEFAULT_WINDOW_MAX = 64 * 1024,
+    SMX_DEFAULT_PUSH_MAX = 256 * 1024, /* btl_smx_get.c, "pushed ahead" */
 };
 
 int mca_btl_smx_params_register(void)
@@ -244,6 +245,10 @@ int mca_btl_smx_params_register(void)
     c->exchange_push = true;
     SMX_BOOL("exchange_push", "Serve a peer I pull from by one copy into it (cma)",
              OPAL_INFO_LVL_5, &c->exchange_push);
+    c->push_max = SMX_DEFAULT_PUSH_MAX;
+    SMX_INT("push_max", "Double-copy rendezvous up to this size go unasked (0-67108864)",
+            &smx_enum_off,
+            OPAL_INFO_LVL_5, &c->push_max);
     c->single_copy_oversubscribed = true;
     SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
              "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
@@ -322,6 +327,10 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
     smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
+    smx_pvar("pushes_ahead", "Rendezvous sent unasked",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pushes_ahead);
+    smx_pvar("pushes_parked", "Peers' ones come before their receive",
+             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pushes_parked);
     smx_pvar("copy_switches", "Changes between single and double copy as measured",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.copy_switches);
     smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
@@ -578,6 +587,9 @@ bool mca_btl_smx_params_valid(void)
                  m->btl_max_send_size);
         return smx_refuse("btl_smx_rndv_eager_limit", (long long) m->btl_rndv_eager_limit,
                           expected);
+    }
+    if (!smx_in("btl_smx_push_max", c->push_max, 0, SMX_PUSH_MOST)) {
+        return false;
     }
     /* (the default is cut to what the fragments and the area allow: btl_smx_skew.c) */
     if (!smx_in("btl_smx_skew_late_us", c->skew_late_us, 1, 1000000)

@@ -22,7 +22,8 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         return OPAL_ERR_NOT_AVAILABLE;
     }
     rc = MCA_SMSC_CALL(copy_to, endpoint->smsc_endpoint, local_address,
-                       (void *) (uintptr_t) remote_address, size, remote_handle);
+                       (void *) (uintptr_t) remote_address, size,
+                       mca_btl_smx_smsc_data(remote_handle));
     if (OPAL_SUCCESS != rc) {
         return rc;
     }

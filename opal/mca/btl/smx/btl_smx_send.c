@@ -816,5 +816,11 @@ int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     frag->endpoint = endpoint;
     /* The callback (if any) always comes from progress. */
     frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
-    return mca_btl_smx_send_internal(frag);
+    int rc = mca_btl_smx_send_internal(frag);
+    /* ob1's rendezvous header after a registration that names a push: the push begins
+     * (btl_smx_get.c, "pushed ahead") */
+    if (OPAL_UNLIKELY(endpoint->push_armed)) {
+        mca_btl_smx_push_start(endpoint);
+    }
+    return rc;
 }

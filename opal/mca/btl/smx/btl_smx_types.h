@@ -208,10 +208,14 @@ struct smx_get_request {
 
 /* Header of the payload of SMX_KIND_GET_DATA; the data follows. */
 #define SMX_PIECE_PUSHED UINT64_MAX /* offset of a piece saying: all of it was pushed */
+/* 'op' of a piece its sender sent before any get asked for it (btl_smx_get.c, "pushed
+ * ahead"): this bit and the sender's number for the push, not the requester's op. */
+#define SMX_PUSH_TOKEN (UINT64_C(1) << 63)
 struct smx_get_piece {
     uint64_t op;
     uint64_t offset;
-    uint8_t pad[SMX_CACHE_LINE - 16 - 16];
+    uint64_t total; /* a pushed range's size (pieces of a get: unused) */
+    uint8_t pad[SMX_CACHE_LINE - 16 - 24];
 };
 _Static_assert(16 + sizeof(struct smx_get_piece) == SMX_CACHE_LINE,
                "a piece's data starts a cache line of a record or a chunk");
