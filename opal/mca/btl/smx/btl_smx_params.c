@@ -171,7 +171,7 @@ enum {
     SMX_DEFAULT_SINGLE_BUSY = 8 * 1024,
     SMX_DEFAULT_EAGER_WINDOW = 16 * 1024 + 1024,
     SMX_DEFAULT_WINDOW_MAX = 64 * 1024,
-    SMX_DEFAULT_PUSH_MAX = 256 * 1024, /* btl_smx_get.c, "pushed ahead" */
+    SMX_DEFAULT_PUSH_MAX = 128 * 1024, /* btl_smx_push.c */
 };
 
 int mca_btl_smx_params_register(void)
