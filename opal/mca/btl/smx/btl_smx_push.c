@@ -124,7 +124,6 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
 struct smx_registration {
     mca_btl_smx_endpoint_t *ep; /* the peer it is pushed to; NULL: none */
     void *smsc_reg;             /* the smsc component's registration; NULL: none */
-    smx_serve_t *serve;         /* the push's serve, until it starts */
     struct mca_btl_base_registration_handle_t handle; /* last: its smsc data follows */
 };
 /* Where there is neither a push nor smsc data, every registration is this one. */
@@ -141,6 +140,7 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
                       && size <= (size_t) c->push_max && 0 == ep->push_token
                       && !mca_btl_smx_single_copy(ep, size, false);
     struct smx_registration *r;
+    smx_serve_t *serve;
 
     (void) btl;
     if (!push && 0 == data) {
@@ -152,7 +152,6 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     }
     r->ep = NULL;
     r->smsc_reg = NULL;
-    r->serve = NULL;
     r->handle.token = 0;
     r->handle.base = (uint64_t) (uintptr_t) base;
     r->handle.size = size;
@@ -165,23 +164,22 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
         memcpy(r->handle.smsc, r->smsc_reg, data);
     }
     /* The serve is taken now: once a handle names a push, its pieces must come. */
-    if (push && NULL != (r->serve = (smx_serve_t *) opal_free_list_get(&c->serves))) {
+    if (push && NULL != (serve = (smx_serve_t *) opal_free_list_get(&c->serves))) {
         OPAL_THREAD_LOCK(&c->lock);
-        if (0 == ep->push_token) {
+        if (0 == ep->push_token) { /* (another thread's may have come first) */
             r->ep = ep;
             r->handle.token = ep->push_token = SMX_PUSH_TOKEN | ++c->push_seq;
             ep->push_armed = true;
-            ep->push_serve = r->serve;
-            r->serve->op = r->handle.token;
-            r->serve->src = base;
-            r->serve->destination = 0;
-            r->serve->size = size;
-            r->serve->sent = 0;
-            r->serve->pushed = false;
+            ep->push_serve = serve;
+            serve->op = r->handle.token;
+            serve->src = base;
+            serve->destination = 0;
+            serve->size = size;
+            serve->sent = 0;
+            serve->pushed = false;
         } else {
-            opal_free_list_return(&c->serves, &r->serve->super);
+            opal_free_list_return(&c->serves, &serve->super);
         }
-        r->serve = NULL;
         OPAL_THREAD_UNLOCK(&c->lock);
     }
     return &r->handle;
