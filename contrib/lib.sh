@@ -215,6 +215,17 @@ SMX_MPI4PY_PYTHON=${SMX_MPI4PY_PYTHON:-/usr/bin/python3}
 # What a complete build records: the version and the mpicc it was built with.
 smx_mpi4py_stamp() { echo "mpi4py $SMX_MPI4PY_VERSION built with $(smx_ompi_mpicc "$1")"; }
 
+# The command that runs the sdist's test suite under one MPI process and records each
+# test's outcome in OUT (tests/mpi4py/record.py), as words (no path has a space): an
+# argument list on the host (tests/check-mpi4py.sh), a line of the guest's script
+# (tests/check-mpi-vm.sh). Further words go to the suite (main.py's -e, -i).
+smx_mpi4py_record_cmd() { # TOP OUT [WORD...]
+	local top=$1 out=$2
+	shift 2
+	echo "$SMX_MPI4PY_DIR/venv/bin/python $top/tests/mpi4py/record.py" \
+		"$SMX_MPI4PY_DIR/src/mpi4py-$SMX_MPI4PY_VERSION/test $out -q $*"
+}
+
 # Empty output when mpi4py is built against the Open MPI in $1; else why not.
 smx_mpi4py_problem() {
 	local ompi=$1 dir=$SMX_MPI4PY_DIR

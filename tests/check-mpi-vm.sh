@@ -209,8 +209,7 @@ mpi4py_612() { # mpi4py_612 WHEN CFG [COUNTER]: a record in $mpi4py_records/WHEN
 	[ -n "${3:-}" ] && copies_before "$3"
 	script+="echo '== mpi4py ($1): $2'; "
 	script+="timeout -k 10 600 mpirun --allow-run-as-root -np 2 --bind-to none $(smx_config_args "$2") "
-	script+="$SMX_MPI4PY_DIR/venv/bin/python $top/tests/mpi4py/record.py "
-	script+="$SMX_MPI4PY_DIR/src/mpi4py-$SMX_MPI4PY_VERSION/test $out -q $mpi4py_vm_tests "
+	script+="$(smx_mpi4py_record_cmd "$top" "$out" "$mpi4py_vm_tests") "
 	script+=">$out.log 2>&1 || { echo 'FAIL: mpi4py on $2 ($1) exited non-zero'; tail -20 $out.log; status=1; }; "
 	[ -n "${3:-}" ] && copies_after "mpi4py on $2 ($1, 6.12)" "$3"
 	return 0

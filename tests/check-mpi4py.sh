@@ -36,8 +36,6 @@ mpirun=${SMX_MPIRUN:?run through make check, or source contrib/env.sh after a bu
 # A missing or wrongly linked mpi4py is a setup failure, never a skip.
 problem=$(smx_mpi4py_problem "$ompi")
 [ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
-python=$SMX_MPI4PY_DIR/venv/bin/python
-testdir=$SMX_MPI4PY_DIR/src/mpi4py-$SMX_MPI4PY_VERSION/test
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -46,14 +44,13 @@ trap 'rm -rf "$work"' EXIT
 run_suite() {
 	local np=$1 cfg=$2 rc=0 start=$SECONDS
 	local out=$work/np$np-$cfg
-	local launcher=("$mpirun" -np "$np" --bind-to none)
+	local launcher=("$mpirun" -np "$np" --bind-to none) record
 	[ "$np" -gt "$(nproc)" ] && launcher+=(--oversubscribe)
 	mkdir -p "$out"
+	read -ra record <<<"$(smx_mpi4py_record_cmd "$top" "$out" "${EXCLUDE[@]}")"
 	# shellcheck disable=SC2046
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 \
-		"${launcher[@]}" $(smx_config_args "$cfg") \
-		"$python" "$top/tests/mpi4py/record.py" "$testdir" "$out" -q "${EXCLUDE[@]}" \
-		>"$out.log" 2>&1 || rc=$?
+		"${launcher[@]}" $(smx_config_args "$cfg") "${record[@]}" >"$out.log" 2>&1 || rc=$?
 	echo "  $cfg np=$np: $((SECONDS - start)) s, exit $rc"
 	# Every rank must have run the suite to its end (a crash, hang or abort does not).
 	if [ "$(cat "$out"/rank*.tsv 2>/dev/null | grep -c '^#complete$')" != "$np" ]; then
