@@ -182,6 +182,17 @@ out=$("${launch[@]}" --mca btl smx,self --mca btl_smx_eager_limit 4096 --mca btl
 grep -q "^p2p: PASS" <<<"$out" && [ "$(grep -c "btl:smx: peer " <<<"$out")" = 2 ] &&
 	echo "ok: processes with different fragment sizes exchange data intact" ||
 	fail "frag_size 4096 on rank 0 only: want p2p PASS over smx: $out"
+# ... and so do processes of which one pushes its rendezvous ahead and one does not (each
+# reads the other's registration handles at its own size)
+for cfg in smx-cma smx-nosc; do
+	out=$("${launch[@]}" $(smx_config_args "$cfg") --mca btl_base_verbose info \
+		sh -c '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export OMPI_MCA_btl_smx_push_max=0; exec "$0"' \
+		"$build/tests/mpi/p2p" 2>&1 | tr -d '\000' || true)
+	pushed=$(sed -n 's/.* \([0-9]*\) pushed ahead (.*/\1/p' <<<"$out" | sort -n | tr '\n' ' ')
+	grep -q "^p2p: PASS" <<<"$out" && [[ "$pushed" =~ ^0\ [1-9][0-9]*\ $ ]] &&
+		echo "ok: $cfg: a process pushing ahead and one not exchange data intact (pushed: $pushed)" ||
+		fail "$cfg, btl_smx_push_max 0 on rank 0 only: want p2p PASS, rank 1 alone pushing: '$pushed': $out"
+done
 # ... while a smaller fragment alone is enough: the defaults above it follow it down
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
 	--mca btl_base_verbose trace "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')

@@ -161,15 +161,11 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     } else {
         c->smsc_data_size = 0;
     }
-    if (0 != c->smsc_data_size || 0 != c->push_max) {
-        m->btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t)
-                                          + c->smsc_data_size;
-    } else {
-        /* Nothing to register nor push: ob1 then skips registration altogether. */
-        m->btl_register_mem = NULL;
-        m->btl_deregister_mem = NULL;
-        m->btl_registration_handle_size = 0;
-    }
+    /* Always a handle of the same size, whatever btl_smx_push_max says: processes of one
+     * job may be started with different values (an MPMD job), and a receiver reads the
+     * handle's bytes in a sender's rendezvous header at its own module's size. */
+    m->btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t)
+                                      + c->smsc_data_size;
     /* Yama's ptrace_scope 3 forbids every process to read another's memory, root's too:
      * cma would fail on every peer, and the kernel log a line for each attempt (smsc/cma
      * still offers itself, its test only asks for ptrace_scope 0 or a ptracer exception).

@@ -247,8 +247,7 @@ int mca_btl_smx_params_register(void)
              OPAL_INFO_LVL_5, &c->exchange_push);
     c->push_max = SMX_DEFAULT_PUSH_MAX;
     SMX_INT("push_max", "Double-copy rendezvous up to this size go unasked (0-67108864)",
-            &smx_enum_off,
-            OPAL_INFO_LVL_5, &c->push_max);
+            &smx_enum_off, OPAL_INFO_LVL_5, &c->push_max);
     c->single_copy_oversubscribed = true;
     SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
              "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
@@ -327,10 +326,10 @@ int mca_btl_smx_params_register(void)
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
     smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
-    smx_pvar("pushes_ahead", "Rendezvous sent unasked",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pushes_ahead);
-    smx_pvar("pushes_parked", "Peers' ones come before their receive",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pushes_parked);
+    smx_pvar("pushes_ahead", "Rendezvous sent unasked", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.pushes_ahead);
+    smx_pvar("pushes_parked", "Peers' ones come before their receive", MCA_BASE_PVAR_CLASS_COUNTER,
+             &c->stats.pushes_parked);
     smx_pvar("copy_switches", "Changes between single and double copy as measured",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.copy_switches);
     smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
@@ -588,11 +587,9 @@ bool mca_btl_smx_params_valid(void)
         return smx_refuse("btl_smx_rndv_eager_limit", (long long) m->btl_rndv_eager_limit,
                           expected);
     }
-    if (!smx_in("btl_smx_push_max", c->push_max, 0, SMX_PUSH_MOST)) {
-        return false;
-    }
-    /* (the default is cut to what the fragments and the area allow: btl_smx_skew.c) */
-    if (!smx_in("btl_smx_skew_late_us", c->skew_late_us, 1, 1000000)
+    /* (the skew's default limit is cut to fit the fragments and area: btl_smx_skew.c) */
+    if (!smx_in("btl_smx_push_max", c->push_max, 0, SMX_PUSH_MOST)
+        || !smx_in("btl_smx_skew_late_us", c->skew_late_us, 1, 1000000)
         || !smx_in("btl_smx_skew_eager_limit", c->skew_eager_limit, SMX_EAGER_LIMIT_MIN,
                    smx_var_is_set(smx_var_skew_eager_limit)
                        ? (long long) SMX_MULTI_MAX * c->frag_size : INT_MAX)) {
