@@ -99,6 +99,29 @@ TEST_F(Adapt, CheaperSingleCopyIsFoundFromADoubleCopyPrior)
     EXPECT_GE(run(10000, fixed(100, 40)), 10000 - 10000 / 150 - 3); // double tried every 150
 }
 
+// Asking what is in use (a sender deciding whether to push ahead) takes no turn of the
+// tries: with any number of questions between them, the gets try the other method on the
+// same gets as without.
+TEST_F(Adapt, AskingWhatIsInUseTakesNoTurnOfTheTries)
+{
+    EXPECT_EQ(SMX_COPY_DOUBLE, smx_adapt_current(&a, kSize, SMX_COPY_DOUBLE)); // unset: prior
+    EXPECT_EQ(SMX_COPY_SINGLE, smx_adapt_current(&a, 100, SMX_COPY_SINGLE)); // below ranges
+    struct smx_adapt quiet;
+    smx_adapt_init(&quiet);
+    for (int i = 0; i < 2000; ++i) {
+        const enum smx_copy now = smx_adapt_current(&a, kSize, SMX_COPY_DOUBLE);
+        for (int q = 0; q < 3; ++q) {
+            EXPECT_EQ(now, smx_adapt_current(&a, kSize, SMX_COPY_DOUBLE));
+        }
+        const enum smx_copy how = smx_adapt_choose(&a, kSize, SMX_COPY_DOUBLE);
+        EXPECT_EQ(how, smx_adapt_choose(&quiet, kSize, SMX_COPY_DOUBLE)) << "get " << i;
+        const uint64_t ns = (SMX_COPY_SINGLE == how ? 100 : 40) * (uint64_t) kSize / 1024;
+        smx_adapt_measured(&a, kSize, how, kSize, ns);
+        smx_adapt_measured(&quiet, kSize, how, kSize, ns);
+        EXPECT_EQ(in_use(), smx_adapt_current(&a, kSize, SMX_COPY_DOUBLE));
+    }
+}
+
 // A peer that stops being scheduled in step (another process on its core): double copy
 // becomes ten times dearer; within a few gets they go by single copy, and come back once
 // the peer recovers.

@@ -49,6 +49,16 @@ enum smx_copy smx_adapt_choose(struct smx_adapt *a, size_t size, enum smx_copy p
     return (enum smx_copy) (1 - k->pick);
 }
 
+enum smx_copy smx_adapt_current(const struct smx_adapt *a, size_t size, enum smx_copy prior)
+{
+    const int r = smx_adapt_range_of(size);
+
+    if (r < 0 || SMX_COPY_UNSET == a->range[r].pick) {
+        return prior;
+    }
+    return (enum smx_copy) a->range[r].pick;
+}
+
 bool smx_adapt_single_far_cheaper(const struct smx_adapt *a, size_t size)
 {
     const int r = smx_adapt_range_of(size);

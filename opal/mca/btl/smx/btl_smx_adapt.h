@@ -59,6 +59,9 @@ void smx_adapt_init(struct smx_adapt *a);
 int smx_adapt_range_of(size_t size);
 /* The method for a get of 'size' bytes; 'prior' is what the thresholds say. */
 enum smx_copy smx_adapt_choose(struct smx_adapt *a, size_t size, enum smx_copy prior);
+/* The method in use for 'size' bytes, as smx_adapt_choose would keep it, without taking a
+ * turn of its tries of the other (a question asked where no get follows). */
+enum smx_copy smx_adapt_current(const struct smx_adapt *a, size_t size, enum smx_copy prior);
 /* Does the range of 'size' go by single copy, measured at most half as dear as double
  * copy? (Then a pair's double copies fare so badly that its messages just above the
  * eager limit would go better by single copy too: btl_smx_policy.c.) */

@@ -85,6 +85,25 @@ static inline uint64_t mca_btl_smx_now_ns(void)
     return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
 }
 
+/* What the rules above say a get of 'size' bytes from ep starts with (before any
+ * measurement); ep has a single-copy endpoint. */
+static inline bool mca_btl_smx_single_copy_by_rule(const mca_btl_smx_endpoint_t *ep,
+                                                   size_t size)
+{
+    const struct smx_policy *p = &mca_btl_smx_policy;
+    const struct smx_class_policy *k = &p->cls[ep->cls];
+    size_t min;
+
+    if (p->every_get_single || (0 != size && size <= p->window_max)) {
+        return true;
+    }
+    min = k->single_copy_min;
+    if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
+        min = k->single_copy_min_busy;
+    }
+    return 0 != min && size >= min;
+}
+
 /*
  * The one decision between single and double copy, for this peer, this size, now.
  * serving: this process is asked for the data (it may push it by one copy into the
@@ -95,8 +114,6 @@ static inline bool mca_btl_smx_single_copy(mca_btl_smx_endpoint_t *ep, size_t si
                                            bool serving)
 {
     const struct smx_policy *p = &mca_btl_smx_policy;
-    const struct smx_class_policy *k = &p->cls[ep->cls];
-    size_t min;
     bool single;
 
     if (NULL == ep->smsc_endpoint) {
@@ -105,20 +122,30 @@ static inline bool mca_btl_smx_single_copy(mca_btl_smx_endpoint_t *ep, size_t si
     if (serving) {
         return p->push && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0;
     }
-    if (p->every_get_single || (0 != size && size <= p->window_max)) {
-        single = true;
-    } else {
-        min = k->single_copy_min;
-        if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
-            min = k->single_copy_min_busy;
-        }
-        single = 0 != min && size >= min;
-    }
+    single = mca_btl_smx_single_copy_by_rule(ep, size);
     if (!p->adaptive) {
         return single;
     }
     return SMX_COPY_SINGLE == smx_adapt_choose(&ep->adapt, size,
                                                single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
+}
+
+/* The same question asked where no get follows (the sender deciding to push ahead,
+ * btl_smx_push.c): the method in use, without taking a turn of the adaptive copy's tries,
+ * which only a get can measure. */
+static inline bool mca_btl_smx_single_copy_now(const mca_btl_smx_endpoint_t *ep, size_t size)
+{
+    bool single;
+
+    if (NULL == ep->smsc_endpoint) {
+        return false;
+    }
+    single = mca_btl_smx_single_copy_by_rule(ep, size);
+    if (!mca_btl_smx_policy.adaptive) {
+        return single;
+    }
+    return SMX_COPY_SINGLE == smx_adapt_current(&ep->adapt, size,
+                                                single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
 }
 
 /* Messages above this many bytes go to btl_get, not eagerly, while single copy from a

@@ -138,7 +138,7 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     const bool push = 0 != c->push_max && NULL != ep
                       && 0 != (flags & MCA_BTL_REG_FLAG_REMOTE_READ) && 0 != size
                       && size <= (size_t) c->push_max && 0 == ep->push_token
-                      && !mca_btl_smx_single_copy(ep, size, false);
+                      && !mca_btl_smx_single_copy_now(ep, size);
     struct smx_registration *r;
     smx_serve_t *serve;
 
