@@ -26,6 +26,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Receiver side, component lock held: the peer's next push begins (what a get never took
+ * of its last one goes). */
+static void smx_push_in_begin(mca_btl_smx_endpoint_t *ep, uint64_t token, size_t size)
+{
+    free(ep->push_in_parked);
+    ep->push_in_parked = NULL;
+    ep->push_in = token;
+    ep->push_in_size = size;
+    ep->push_in_arrived = 0;
+}
+
 /* Receiver side: a piece of a peer's push: into the get waiting for it, else kept until
  * the get comes. Pieces come in order: what is kept is a prefix. */
 void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_piece *piece,
@@ -44,11 +55,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
             OPAL_THREAD_UNLOCK(&c->lock);
             mca_btl_smx_fatal(ep, "a piece of an unknown push");
         }
-        free(ep->push_in_parked); /* (what a get never took of its last one) */
-        ep->push_in_parked = NULL;
-        ep->push_in = piece->op;
-        ep->push_in_size = (size_t) total;
-        ep->push_in_arrived = 0;
+        smx_push_in_begin(ep, piece->op, (size_t) total);
     } else if (total != ep->push_in_size || offset != ep->push_in_arrived) {
         OPAL_THREAD_UNLOCK(&c->lock);
         mca_btl_smx_fatal(ep, "a piece out of its place");
@@ -109,11 +116,7 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
             OPAL_THREAD_UNLOCK(&c->lock);
             mca_btl_smx_fatal(ep, "a push begun before the last one ended");
         }
-        free(ep->push_in_parked);
-        ep->push_in_parked = NULL;
-        ep->push_in = token;
-        ep->push_in_size = op->size;
-        ep->push_in_arrived = 0;
+        smx_push_in_begin(ep, token, op->size);
         ep->push_in_op = op;
     }
     OPAL_THREAD_UNLOCK(&c->lock);
