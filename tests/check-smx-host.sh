@@ -547,6 +547,34 @@ read -r p_single p_double p_changes p_reply p_pushed < <(late)
 		"pushed, each taken by a double copy, none by single copy, no change" ||
 	fail "push ahead (single double changes pushed): '$p_single $p_double $p_changes" \
 		"$p_pushed' (want 0, as many as pushed, 0, >= 5)"
+# 12b. ... on a crowded node (more processes than hardware threads, the extra ones idle in
+#     barriers) the same late sender's gets are weighed by the CPU time their copies take,
+#     not by how long they wait: a wait lends the core to another rank. With a single
+#     copy made dear (tests/bench/dear-cma.c: 2 us more per page, some ten memcpys of it),
+#     rank 0 keeps double copy (the policy says adaptive=work): at most the adaptive
+#     copy's tries by single copy, no change. Two ranks alone, the same dear single copy
+#     wins by the time it saves: most gets by single copy. Skew off: every message of
+#     the 20 by rendezvous.
+cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$top/tests/bench/dear-cma.c" -ldl
+dear=(--bind-to none --mca btl_smx_push_max 0 --mca btl_smx_skew off
+	-x LD_PRELOAD="$build/tests/smx/dear-cma.so" -x SMX_DEAR_CMA_NS=2000)
+crowd=$(mpirun -np "$over" --oversubscribe $(smx_root_args) $(smx_config_args smx-cma) \
+	"${dear[@]}" --mca btl_base_verbose info "$build/tests/smx/latesender" 20 65536 5000 2>&1 |
+	tr -d '\000')
+read -r c_single c_double c_changes < <(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$crowd")
+c_work=$(policy "$crowd" adaptive | grep -c '^work$' || true)
+read -r d_single d_double d_changes _ < <("${launch[@]}" $(smx_config_args smx-cma) "${dear[@]}" \
+	"$build/tests/smx/latesender" 20 65536 5000 2>&1 | tr -d '\000' |
+	sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p')
+grep -q "^latesender: PASS" <<<"$crowd" && [ "$c_work" = "$over" ] &&
+	[ "${c_single:-9}" -le 5 ] 2>/dev/null && [ "$((c_single + c_double))" = 20 ] &&
+	[ "${c_changes:-1}" = 0 ] && [ "${d_single:-0}" -ge 15 ] 2>/dev/null &&
+	echo "ok: $over processes on $threads hardware threads, single copy dear: the late" \
+		"sender's gets by double copy as their copies' CPU time says ($c_double of 20," \
+		"$c_single tries); 2 processes: by single copy as their time says ($d_single)" ||
+	fail "crowded, dear single copy (single double changes): '$c_single $c_double" \
+		"$c_changes' (want <= 5, the rest of 20, 0), policy adaptive=work in $c_work of" \
+		"$over; 2 processes: '$d_single $d_double $d_changes' (want >= 15 single)"
 # 13. a late receiver (btl_smx_skew.c): rank 1 computes 30 us before each of 8 windows of 32
 #     receives of 64 KiB, then waits in its receives (80 ping-pongs). It must find itself
 #     late and tell rank 0, whose messages then go eagerly (in several chunks: above a

@@ -109,6 +109,8 @@ struct mca_btl_base_endpoint_t {
     uint64_t pull_since;   /* when 'pulling' last rose from 0 (ns) */
     uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
     size_t pull_size;      /* the size of the get that opened that period */
+    uint64_t pull_work;    /* ... and, the policy's by_work, the ns of CPU their copies took
+                              (UINT64_MAX: a piece pushed by single copy, not measurable) */
     struct smx_adapt adapt; /* single or double copy for its gets, as measured */
     struct smx_store store; /* how I write payloads to it: memcpy or streamed (measured) */
     bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */

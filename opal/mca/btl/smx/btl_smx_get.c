@@ -156,6 +156,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         endpoint->pull_since = 0 != start ? start : mca_btl_smx_now_ns();
         endpoint->pull_bytes = 0;
         endpoint->pull_size = size;
+        endpoint->pull_work = 0;
     }
     if (pushed) {
         if (mca_btl_smx_push_get(endpoint, op, token)) { /* it had all come before me */
@@ -298,9 +299,10 @@ void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
     if (skew) {
         mca_btl_smx_skew_get_end(ep, now);
     }
-    if (last) {
+    if (last && !(mca_btl_smx_policy.by_work && UINT64_MAX == ep->pull_work)) {
         mca_btl_smx_copy_measured(ep, ep->pull_size, SMX_COPY_DOUBLE, ep->pull_bytes,
-                                  now - ep->pull_since);
+                                  mca_btl_smx_policy.by_work ? ep->pull_work
+                                                             : now - ep->pull_since);
     }
     smx_count(op->counter, -1);
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
@@ -321,9 +323,10 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     }
     if (SMX_PIECE_PUSHED == piece->offset) {
         op->received = op->size; /* the server copied it all into op->local already */
+        ep->pull_work = UINT64_MAX; /* by a single copy, which only the server timed */
         SMX_MEMCHECK_WRITTEN(op->local, op->size);
     } else {
-        memcpy(op->local + piece->offset, piece + 1, chunk);
+        mca_btl_smx_copy_out(ep, op->local + piece->offset, piece + 1, chunk, 2);
         op->received += chunk;
     }
     if (op->received >= op->size) {

@@ -36,6 +36,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->pulling = 0;
     ep->pull_since = ep->pull_bytes = 0;
     ep->pull_size = 0;
+    ep->pull_work = 0;
     smx_adapt_init(&ep->adapt);
     smx_store_init(&ep->store);
     ep->short_eager = false;

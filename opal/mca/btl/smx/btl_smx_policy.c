@@ -103,6 +103,10 @@ void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *
     p->busy_transfers = c->busy_transfers;
     p->push = c->exchange_push && smx_can_push() && cheap;
     p->adaptive = c->adaptive_copy && NULL != mca_smsc;
+    /* With more processes than hardware threads every core is the job's: a get that
+     * waits for its peer to be scheduled lends its core to another rank, and what the job
+     * can do is what its copies cost in CPU time, not how long each get lasts. */
+    p->by_work = p->adaptive && c->hw_threads > 0 && c->num_local > c->hw_threads;
     p->every_get_single = smx_oversubscribed() && cheap;
     p->window_max = window ? (size_t) c->single_copy_window_max : 0;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -164,7 +168,7 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
  *   cost_from=<file|local-rank-0|this-process|parameter|not-needed|unmeasurable>
  *   thresholds_from=<file|defaults> calibration=<the calibration file|none>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
- *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1>
+ *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1|work>   (work: by_work)
  *   skew=<off|on|always> skew_late_us=<us> skew_eager_limit=<bytes|never>
  *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
  *   <class>.single_copy_min_busy= <class>.late_peers=
@@ -188,9 +192,9 @@ void mca_btl_smx_policy_publish(void)
     snprintf(a, sizeof(a), "%d", p->busy_transfers);
     n += (size_t) snprintf(text + n, size - n,
                            " window_max=%zu every_get_single=%d busy_always=%d busy_transfers=%s "
-                           "push=%d adaptive=%d", p->window_max, p->every_get_single,
+                           "push=%d adaptive=%s", p->window_max, p->every_get_single,
                            p->busy_always, p->busy_transfers < 0 ? "never" : a, p->push,
-                           p->adaptive);
+                           p->by_work ? "work" : p->adaptive ? "1" : "0");
     n += (size_t) snprintf(text + n, size - n, " skew=%s skew_late_us=%d skew_eager_limit=%s",
                            SMX_SKEW_OFF == c->skew ? "off"
                            : SMX_SKEW_ON == c->skew ? "on" : "always",

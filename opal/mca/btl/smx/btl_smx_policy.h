@@ -36,6 +36,8 @@ struct smx_policy {
     int busy_transfers;     /* busy while more large transfers are in flight; < 0: never */
     bool push;              /* serve an exchange's double-copy get by one copy into the peer */
     bool adaptive;          /* each peer's gets by the copy measured faster (btl_smx_adapt.h) */
+    bool by_work;           /* ... measured by the CPU time its copies take, not how long
+                               the get lasts: more processes than hardware threads */
     /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;

@@ -62,7 +62,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
     }
     op = ep->push_in_op;
     if (NULL != op) {
-        memcpy(op->local + offset, piece + 1, chunk);
+        mca_btl_smx_copy_out(ep, op->local + offset, piece + 1, chunk, 2);
         op->received += chunk;
         if (op->received == op->size) {
             done = op;
@@ -101,7 +101,8 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
             OPAL_THREAD_UNLOCK(&c->lock);
             mca_btl_smx_fatal(ep, "a push of another size than its registration");
         }
-        memcpy(op->local, ep->push_in_parked, ep->push_in_arrived);
+        /* three copies: the sender's in, mine into the parking buffer, this one */
+        mca_btl_smx_copy_out(ep, op->local, ep->push_in_parked, ep->push_in_arrived, 3);
         op->received = ep->push_in_arrived;
         free(ep->push_in_parked);
         ep->push_in_parked = NULL;
