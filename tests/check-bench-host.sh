@@ -84,4 +84,27 @@ else
 	echo "FAIL: handoff failed:"; echo "$out"
 	status=1
 fi
+
+# The threaded message rate (tests/bench/smx_threads): 4 ranks of 3 threads, each thread
+# with a peer of its own, on btl/smx and on stock btl/sm; every message's stamps checked
+# (it exits 1 naming a wrong one), a rate at each of 3 sizes.
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -pthread -o "$work/threads" \
+	"$top/tests/bench/smx_threads.c" "$top/tests/bench/bench_util.c"
+. "$top/tests/configurations.sh"
+for conf in smx-cma sm-cma; do
+	if out=$(mpirun -np 4 --oversubscribe --bind-to none $(smx_root_args) \
+		$(smx_config_args "$conf") "$work/threads" --threads 3 --samples 2 \
+		--target-msgs 20000 --sizes 8,1K,40000 2>&1); then
+		rows=$(grep -c '^3,[0-9]*,[0-9]*,[0-9.]*,[1-9][0-9]*$' <<<"$out" || true)
+		if [ "$rows" = 3 ]; then
+			echo "ok: smx_threads on $conf: 4 ranks x 3 threads, a rate at each of 3 sizes"
+		else
+			echo "FAIL: smx_threads on $conf: expected 3 rates, found $rows"; echo "$out"
+			status=1
+		fi
+	else
+		echo "FAIL: smx_threads on $conf failed:"; echo "$out"
+		status=1
+	fi
+done
 exit $status
