@@ -79,8 +79,16 @@ struct mca_btl_smx_module_t {
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
+/* Locks (MPI_THREAD_MULTIPLE; no-ops otherwise). A peer's lock: what I keep as its
+ * writer (queue_seen to out_lines, pending, serving, active, store) and its pushes, so
+ * that threads sending to different peers do not wait for each other. The component's
+ * lock: what all peers share (fragment counts, my chunk area and its lists, the chunks
+ * my rings' records point to, the lists of active peers and of completed fragments, the
+ * modules' limits). Where both are held the peer's is taken first; never a peer's under
+ * the component's. A peer's reader state is the poller's (poll_lock). */
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
+    opal_mutex_t lock;
     mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */
     int cls;
     opal_proc_t *proc;
@@ -100,11 +108,14 @@ struct mca_btl_base_endpoint_t {
     uint64_t in_tail;      /* next line I read (only I touch it) */
     uint64_t in_key;       /* its ring's key and size, from its offer */
     uint32_t in_lines;
-    int chunks_out;        /* my chunks holding messages to it, not yet back */
-    struct smx_chunk_slot *ref_first, *ref_last; /* ... of my ring's records, in order */
+    int chunks_out;        /* my chunks holding messages to it, not yet back (component
+                              lock; read without it as a hint) */
+    struct smx_chunk_slot *ref_first, *ref_last; /* ... of my ring's records, in order
+                                                    (component lock) */
     opal_list_t pending;   /* fragments waiting for room, in send order */
     opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
-    bool active;           /* on the component's list of peers with the two above to do */
+    bool active;           /* on the component's list of peers with the two above to do
+                              (the list: component lock) */
     int pulling;           /* my double-copy gets from this peer not yet complete */
     uint64_t pull_since;   /* when 'pulling' last rose from 0 (ns) */
     uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
@@ -160,7 +171,7 @@ struct mca_btl_smx_component_t {
     int skew_late_us;                     /* a get waiting longer for me: I am late */
     int push_max;                         /* rendezvous pushed ahead up to (bytes); 0: off */
     size_t smsc_data_size;                /* the smsc component's registration data; 0: none */
-    uint64_t push_seq;                    /* pushes numbered (component lock) */
+    uint64_t push_seq;                    /* pushes numbered (atomic) */
     int skew_eager_limit;                 /* eager limit (bytes) to a late receiver */
 
     /* the node, as init found it */
@@ -235,7 +246,7 @@ struct mca_btl_smx_component_t {
     opal_free_list_t small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
     opal_free_list_t get_ops, serves; /* double-copy gets pulled and served (btl_smx_get.c) */
     int frags_out; /* large fragments handed to the upper layer and not yet back (max_frags) */
-    opal_mutex_t lock;      /* fragments, lists, chunks, ring heads: MPI_THREAD_MULTIPLE */
+    opal_mutex_t lock;      /* what all peers share (at mca_btl_base_endpoint_t) */
     opal_mutex_t poll_lock; /* one reader of my queue and rings when threads are in use */
 };
 typedef struct mca_btl_smx_component_t mca_btl_smx_component_t;
@@ -285,7 +296,7 @@ struct smx_post {
     uint32_t skip;               /* ring lines skipped to its end first */
     uint32_t lines;              /* ring lines of the record */
 };
-/* Room for a message of 'len' payload bytes to ep (component lock held); false: none
+/* Room for a message of 'len' payload bytes to ep (ep's lock held); false: none
  * now. Commit or abandon what it reserved. 'stream': one of many pieces, which go in
  * chunks even where a ring could hold them (more of them in flight at once). */
 bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
@@ -307,7 +318,8 @@ static inline void mca_btl_smx_copy_in(mca_btl_smx_endpoint_t *ep, void *to, con
         mca_btl_smx_copy_in_measured(ep, to, from, n);
     }
 }
-/* Chunks of mine that receivers are through with go back to use (component lock held). */
+/* Chunks of mine that receivers are through with go back to use (takes the component
+ * lock). */
 void mca_btl_smx_chunks_reclaim(void);
 void mca_btl_smx_chunks_fini(void);
 /* The smallest chunk area that holds enough of each size of message to stream. */
@@ -317,8 +329,10 @@ uint64_t mca_btl_smx_area_min(void);
 #define SMX_RINGS_LARGE 4
 /* Bytes of the first n pair rings I make, headers included. */
 uint64_t mca_btl_smx_rings_bytes(int n);
+/* ep (its lock held) has pending fragments or gets to serve: on the active list. */
 void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep);
-/* Send the message waiting for the peer's queue, if any; true: none waits any more. */
+/* Send the message waiting for the peer's queue, if any (ep's lock held); true: none
+ * waits any more. */
 bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);
 int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                      struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
@@ -327,7 +341,7 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag);
 
 /* Post a message of header_size + payload_size bytes (the payload from the convertor; or,
  * with none, all of it at 'header') in several chunks (SMX_KIND_MULTI), all taken at once
- * or none (component lock held); false: no room now. */
+ * or none (ep's lock held); false: no room now. */
 bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
                             struct opal_convertor_t *convertor, size_t payload_size,
                             mca_btl_base_tag_t tag);
@@ -372,6 +386,7 @@ int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
+int mca_btl_smx_get_serve_locked(mca_btl_smx_endpoint_t *ep); /* ep's lock held */
 int mca_btl_smx_get_lists_init(void);
 void mca_btl_smx_get_lists_fini(void);
 /* Give back a serve item the endpoint still held (finalize). */

@@ -196,13 +196,13 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     serve->size = (size_t) req->size;
     serve->sent = 0;
     serve->pushed = false;
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&ep->lock);
     opal_list_append(&ep->serving, &serve->super.super);
     mca_btl_smx_activate(ep);
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&ep->lock);
 }
 
-/* Sender side, component lock held: one GET_DATA piece of at most 'chunk' bytes from
+/* Sender side, the peer's lock held: one GET_DATA piece of at most 'chunk' bytes from
  * 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range, if there is
  * room. Returns the bytes posted, or -1 for none. */
 static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
@@ -230,8 +230,9 @@ static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t 
  * shared memory at a time (as in the rings of 32 slots the design began with). */
 #define SMX_PIECES_IN_FLIGHT 32
 
-/* Sender side: copy as much of the requested ranges as there is room for. */
-int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
+/* Sender side, the peer's lock held: copy as much of the requested ranges as there is
+ * room for. */
+int mca_btl_smx_get_serve_locked(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     /* A whole number of cache lines, so that in an aligned buffer every piece starts on
@@ -242,7 +243,6 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
     int pieces = 0;
     smx_serve_t *serve;
 
-    OPAL_THREAD_LOCK(&c->lock);
     while (NULL != (serve = (smx_serve_t *) opal_list_get_first(&ep->serving))
            && &serve->super.super != opal_list_get_end(&ep->serving)) {
         /* An exchange: the peer pulls from me while I pull from it, so double copy would
@@ -267,9 +267,9 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
             size_t chunk = serve->size - serve->sent;
             ssize_t posted;
 
-            if (ep->chunks_out >= SMX_PIECES_IN_FLIGHT) {
+            if (__atomic_load_n(&ep->chunks_out, __ATOMIC_RELAXED) >= SMX_PIECES_IN_FLIGHT) {
                 mca_btl_smx_chunks_reclaim();
-                if (ep->chunks_out >= SMX_PIECES_IN_FLIGHT) {
+                if (__atomic_load_n(&ep->chunks_out, __ATOMIC_RELAXED) >= SMX_PIECES_IN_FLIGHT) {
                     goto out; /* the receiver has not caught up; next progress */
                 }
             }
@@ -285,7 +285,16 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
         opal_free_list_return(&c->serves, &serve->super);
     }
 out:
-    OPAL_THREAD_UNLOCK(&c->lock);
+    return pieces;
+}
+
+int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
+{
+    int pieces;
+
+    OPAL_THREAD_LOCK(&ep->lock);
+    pieces = mca_btl_smx_get_serve_locked(ep);
+    OPAL_THREAD_UNLOCK(&ep->lock);
     return pieces;
 }
 

@@ -31,6 +31,7 @@
 
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
+    OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
     ep->pulling = 0;
@@ -85,6 +86,7 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
         (void) opal_shmem_segment_detach(ep->peer_ds);
     }
     free(ep->peer_ds);
+    OBJ_DESTRUCT(&ep->lock);
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,
@@ -1016,14 +1018,23 @@ int mca_btl_smx_progress(void)
             opal_mutex_unlock(&c->poll_lock);
         }
     }
-    OPAL_THREAD_LOCK(&c->lock);
-    for (int i = 0; i < c->num_active; ++i) {
-        mca_btl_smx_endpoint_t *ep = c->active[i];
+    /* Each active peer under its own lock (one another thread holds is left to it); the
+     * list under the component's, which another thread may change in between: a peer
+     * moved under my index waits for the next call. */
+    for (int i = 0;; ++i) {
+        mca_btl_smx_endpoint_t *ep;
 
+        OPAL_THREAD_LOCK(&c->lock);
+        ep = i < c->num_active ? c->active[i] : NULL;
+        OPAL_THREAD_UNLOCK(&c->lock);
+        if (NULL == ep) {
+            break;
+        }
+        if (opal_using_threads() && 0 != opal_mutex_trylock(&ep->lock)) {
+            continue;
+        }
         if (!opal_list_is_empty(&ep->serving)) {
-            OPAL_THREAD_UNLOCK(&c->lock); /* (it takes the lock itself) */
-            events += mca_btl_smx_get_serve(ep);
-            OPAL_THREAD_LOCK(&c->lock);
+            events += mca_btl_smx_get_serve_locked(ep);
         }
         (void) mca_btl_smx_unstall(ep);
         while (!opal_list_is_empty(&ep->pending)) {
@@ -1032,15 +1043,28 @@ int mca_btl_smx_progress(void)
                 break;
             }
             opal_list_remove_first(&ep->pending);
+            OPAL_THREAD_LOCK(&c->lock);
             opal_list_append(&c->completed, &frag->base.super.super);
+            OPAL_THREAD_UNLOCK(&c->lock);
         }
         if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
             && opal_list_is_empty(&ep->serving)) {
             ep->active = false; /* off the list: the last one takes its place */
-            c->active[i--] = c->active[--c->num_active];
+            OPAL_THREAD_LOCK(&c->lock);
+            int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
+            while (k < c->num_active && c->active[k] != ep) {
+                ++k;
+            }
+            if (k < c->num_active) {
+                c->active[k] = c->active[--c->num_active];
+                i -= k == i; /* (the one moved here is visited next) */
+            }
+            OPAL_THREAD_UNLOCK(&c->lock);
+        }
+        if (opal_using_threads()) {
+            opal_mutex_unlock(&ep->lock);
         }
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
     if (opal_list_is_empty(&c->completed)) {
         return events;
     }

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Receiver side, component lock held: the peer's next push begins (what a get never took
+/* Receiver side, the peer's lock held: the peer's next push begins (what a get never took
  * of its last one goes). */
 static void smx_push_in_begin(mca_btl_smx_endpoint_t *ep, uint64_t token, size_t size)
 {
@@ -49,15 +49,15 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
     if (total > SMX_PUSH_MOST || offset > total || chunk > total - offset) {
         mca_btl_smx_fatal(ep, "a malformed piece");
     }
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&ep->lock);
     if (ep->push_in != piece->op) { /* the first piece of the peer's next push */
         if (NULL != ep->push_in_op || offset != 0) {
-            OPAL_THREAD_UNLOCK(&c->lock);
+            OPAL_THREAD_UNLOCK(&ep->lock);
             mca_btl_smx_fatal(ep, "a piece of an unknown push");
         }
         smx_push_in_begin(ep, piece->op, (size_t) total);
     } else if (total != ep->push_in_size || offset != ep->push_in_arrived) {
-        OPAL_THREAD_UNLOCK(&c->lock);
+        OPAL_THREAD_UNLOCK(&ep->lock);
         mca_btl_smx_fatal(ep, "a piece out of its place");
     }
     op = ep->push_in_op;
@@ -73,7 +73,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
         if (NULL == ep->push_in_parked) {
             ep->push_in_parked = malloc(total > 0 ? (size_t) total : 1);
             if (NULL == ep->push_in_parked) {
-                OPAL_THREAD_UNLOCK(&c->lock);
+                OPAL_THREAD_UNLOCK(&ep->lock);
                 mca_btl_smx_fatal(ep, "no memory for a message that came before its receive");
             }
             mca_btl_smx_count(&c->stats.pushes_parked);
@@ -81,7 +81,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
         memcpy(ep->push_in_parked + offset, piece + 1, chunk);
     }
     ep->push_in_arrived += chunk;
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&ep->lock);
     if (NULL != done) {
         mca_btl_smx_get_done(ep, done);
     }
@@ -92,13 +92,12 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
  * the op), else leaves the op waiting for the rest. */
 bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t token)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     bool all = false;
 
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&ep->lock);
     if (ep->push_in == token) { /* some came first */
         if (ep->push_in_size != op->size) {
-            OPAL_THREAD_UNLOCK(&c->lock);
+            OPAL_THREAD_UNLOCK(&ep->lock);
             mca_btl_smx_fatal(ep, "a push of another size than its registration");
         }
         /* three copies: the sender's in, mine into the parking buffer, this one */
@@ -114,13 +113,13 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
         }
     } else { /* none yet: its first piece finds the op */
         if (NULL != ep->push_in_op) {
-            OPAL_THREAD_UNLOCK(&c->lock);
+            OPAL_THREAD_UNLOCK(&ep->lock);
             mca_btl_smx_fatal(ep, "a push begun before the last one ended");
         }
         smx_push_in_begin(ep, token, op->size);
         ep->push_in_op = op;
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&ep->lock);
     return all;
 }
 
@@ -169,10 +168,11 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     }
     /* The serve is taken now: once a handle names a push, its pieces must come. */
     if (push && NULL != (serve = (smx_serve_t *) opal_free_list_get(&c->serves))) {
-        OPAL_THREAD_LOCK(&c->lock);
+        OPAL_THREAD_LOCK(&ep->lock);
         if (0 == ep->push_token) { /* (another thread's may have come first) */
             r->ep = ep;
-            r->handle.token = ep->push_token = SMX_PUSH_TOKEN | ++c->push_seq;
+            r->handle.token = ep->push_token =
+                SMX_PUSH_TOKEN | __atomic_add_fetch(&c->push_seq, 1, __ATOMIC_RELAXED);
             ep->push_armed = true;
             ep->push_serve = serve;
             serve->op = r->handle.token;
@@ -184,7 +184,7 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
         } else {
             opal_free_list_return(&c->serves, &serve->super);
         }
-        OPAL_THREAD_UNLOCK(&c->lock);
+        OPAL_THREAD_UNLOCK(&ep->lock);
     }
     return &r->handle;
 }
@@ -202,7 +202,7 @@ int mca_btl_smx_deregister_mem(struct mca_btl_base_module_t *btl,
         return OPAL_SUCCESS;
     }
     if (NULL != ep) {
-        OPAL_THREAD_LOCK(&c->lock);
+        OPAL_THREAD_LOCK(&ep->lock);
         if (ep->push_token == r->handle.token) {
             /* Normally sent whole long ago (the FIN came after the peer had it all); a
              * serve not started or not finished (ob1 took another protocol) must not read
@@ -223,7 +223,7 @@ int mca_btl_smx_deregister_mem(struct mca_btl_base_module_t *btl,
             ep->push_armed = false;
             ep->push_token = 0;
         }
-        OPAL_THREAD_UNLOCK(&c->lock);
+        OPAL_THREAD_UNLOCK(&ep->lock);
     }
     if (NULL != r->smsc_reg) {
         MCA_SMSC_CALL(deregister_region, r->smsc_reg);
@@ -236,9 +236,9 @@ void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&ep->lock);
     if (!ep->push_armed) {
-        OPAL_THREAD_UNLOCK(&c->lock);
+        OPAL_THREAD_UNLOCK(&ep->lock);
         return;
     }
     ep->push_armed = false;
@@ -246,7 +246,7 @@ void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep)
     ep->push_serve = NULL;
     mca_btl_smx_activate(ep);
     mca_btl_smx_count(&c->stats.pushes_ahead);
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&ep->lock);
     (void) mca_btl_smx_get_serve(ep); /* now: this process has nothing else to do */
 }
 

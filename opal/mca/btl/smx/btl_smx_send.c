@@ -15,6 +15,11 @@
  * one is reused once its receiver is through with it. So a process takes of /dev/shm
  * what it had in flight at most, within btl_smx_budget_kb. Receivers free chunks and ring
  * lines whenever they progress, whatever their own room (btl_smx_frag.c: no deadlock).
+ *
+ * Threads: everything here runs with the peer's lock held, and takes the component's
+ * only around the chunk area and its lists (btl_smx.h, at the endpoint; docs/design.md,
+ * "Threads: a lock per peer"): the copies into shared memory hold no lock another peer's
+ * sender needs.
  */
 #include "opal_config.h"
 
@@ -145,7 +150,7 @@ static void smx_chunk_ready(struct smx_chunk_slot *s)
 }
 
 /* A chunk back from its receiver (nothing in it is read any more), with the chunks it
- * listed. */
+ * listed (component lock held). */
 static void smx_chunk_unget(struct smx_chunk_slot *s)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -153,7 +158,7 @@ static void smx_chunk_unget(struct smx_chunk_slot *s)
     while (NULL != s) {
         struct smx_chunk_slot *parts = s->parts;
         s->parts = NULL;
-        s->ep->chunks_out--;
+        (void) __atomic_sub_fetch(&s->ep->chunks_out, 1, __ATOMIC_RELAXED);
         c->chunks_busy[s->cls]--;
         smx_chunk_ready(s);
         s = parts;
@@ -163,18 +168,23 @@ static void smx_chunk_unget(struct smx_chunk_slot *s)
 /* Chunks taken for one message and not sent, chained by 'next': back at once. */
 static void smx_chunks_unget(struct smx_chunk_slot *s)
 {
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OPAL_THREAD_LOCK(&c->lock);
     while (NULL != s) {
         struct smx_chunk_slot *next = s->next;
         s->parts = NULL;
         smx_chunk_unget(s);
         s = next;
     }
+    OPAL_THREAD_UNLOCK(&c->lock);
 }
 
-/* The chunks of ep's ring records that the reader is through with, as last read. */
-static void smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep)
+/* The chunks of ep's ring records that the reader is through with, its count of lines
+ * consumed being 'seen' (component lock held). */
+static void smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep, uint64_t seen)
 {
-    while (NULL != ep->ref_first && ep->ref_first->release <= ep->out_seen) {
+    while (NULL != ep->ref_first && ep->ref_first->release <= seen) {
         struct smx_chunk_slot *s = ep->ref_first;
         ep->ref_first = s->next;
         if (NULL == ep->ref_first) {
@@ -187,7 +197,7 @@ static void smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep)
 /* Chunks sent through a queue come back when their receiver marks them done; chunks a
  * ring's record pointed to, when the reader's count of consumed lines passes the record
  * (read afresh here): no flag of the chunk's to write or read. */
-void mca_btl_smx_chunks_reclaim(void)
+static void smx_chunks_reclaim(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
@@ -205,11 +215,19 @@ void mca_btl_smx_chunks_reclaim(void)
     }
     for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
         mca_btl_smx_endpoint_t *ep = c->peers[i];
-        if (NULL != ep && NULL != ep->ref_first) {
-            ep->out_seen = __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE);
-            smx_ring_chunks_reclaim(ep);
+        if (NULL != ep && NULL != ep->ref_first) { /* (then ep->out is set) */
+            smx_ring_chunks_reclaim(ep, __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE));
         }
     }
+}
+
+void mca_btl_smx_chunks_reclaim(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    smx_chunks_reclaim();
+    OPAL_THREAD_UNLOCK(&c->lock);
 }
 
 /* A slot's record, and those of the chunks it listed, freed (finalize). */
@@ -305,8 +323,9 @@ static struct smx_chunk_slot *smx_chunk_carve(int cls)
     return s;
 }
 
-/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one. */
-static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, int cls)
+/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one
+ * (component lock held). */
+static struct smx_chunk_slot *smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     struct smx_chunk_slot *s;
@@ -316,14 +335,14 @@ static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, in
      * any more. In between, new chunks are carved, and the ones out come back together. */
     const int cycle = smx_chunks_cycle(cls);
     if (NULL == c->chunk_free[cls] && c->chunks_busy[cls] >= cycle) {
-        mca_btl_smx_chunks_reclaim();
+        smx_chunks_reclaim();
     }
     s = c->chunk_free[cls];
     if (NULL == s) {
         s = smx_chunk_carve(cls);
     }
     if (NULL == s && c->chunks_busy[cls] < cycle) {
-        mca_btl_smx_chunks_reclaim();
+        smx_chunks_reclaim();
         s = c->chunk_free[cls];
     }
     if (NULL == s) {
@@ -333,8 +352,20 @@ static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, in
     s->ep = ep;
     s->next = NULL;
     s->parts = NULL;
-    ep->chunks_out++;
+    (void) __atomic_add_fetch(&ep->chunks_out, 1, __ATOMIC_RELAXED);
     c->chunks_busy[cls]++;
+    return s;
+}
+
+/* The same, taking the component lock. */
+static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, int cls)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    s = smx_chunk_take(ep, cls);
+    OPAL_THREAD_UNLOCK(&c->lock);
     return s;
 }
 
@@ -379,8 +410,10 @@ static void smx_queue_send(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *sl
         return;
     }
     smx_queue_fill(ep->peer_segment, entry, SMX_CHUNK_ID(ep->slot_there, slot->offset));
+    OPAL_THREAD_LOCK(&c->lock);
     slot->next = c->chunk_busy[slot->cls]; /* back once the receiver marks it done */
     c->chunk_busy[slot->cls] = slot;
+    OPAL_THREAD_UNLOCK(&c->lock);
 }
 
 bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep)
@@ -433,20 +466,26 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     if (!smx_queue_begin(ep, sizeof(*offer), &p)) {
         return;
     }
+    OPAL_THREAD_LOCK(&c->lock);
     ring = smx_area_carve(SMX_CHUNK_CLASSES, sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE,
                           &offset);
     if (NULL == ring) {
         smx_chunk_unget(p.slot);
-        c->pair_rings = c->pair_rings_max; /* (cannot happen: room for the most is made) */
+        /* (room for the most is made: only threads making rings at once get here) */
+        c->pair_rings = c->pair_rings_max;
+        OPAL_THREAD_UNLOCK(&c->lock);
         return;
     }
+    OPAL_THREAD_UNLOCK(&c->lock);
     /* Its pages are written below: taken from the file system first, so that a full one
      * (a small /dev/shm) means no ring, never a SIGBUS. No more rings are tried then. */
     if (c->segment_fd < 0
         || 0 != posix_fallocate(c->segment_fd, (off_t) offset,
                                 (off_t) (sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE))) {
+        OPAL_THREAD_LOCK(&c->lock);
         smx_chunk_unget(p.slot);
         c->pair_rings = c->pair_rings_max;
+        OPAL_THREAD_UNLOCK(&c->lock);
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                             "btl:smx: %s: no room in %s for a pair ring of %u KiB; its peers "
                             "are written to through their queues",
@@ -470,9 +509,11 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     ep->out_lines = lines;
     smx_chunk_fill(p.slot->chunk, sizeof(*offer), SMX_KIND_RING, 0);
     smx_queue_send(ep, p.slot); /* (if it stalls, the ring is used once it goes) */
-    ep->out = ring;
     ep->out_head = ep->out_seen = 0;
+    OPAL_THREAD_LOCK(&c->lock);
+    ep->out = ring; /* (read by smx_chunks_reclaim once the ring has records) */
     c->pair_rings++;
+    OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_count(&c->stats.pair_rings);
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: a ring of %u KiB to %s",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), lines * SMX_CACHE_LINE >> 10,
@@ -514,7 +555,9 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
         p->data = p->rec + 1;
         return true;
     }
-    smx_ring_chunks_reclaim(ep);
+    OPAL_THREAD_LOCK(&c->lock);
+    smx_ring_chunks_reclaim(ep, ep->out_seen);
+    OPAL_THREAD_UNLOCK(&c->lock);
     /* Anything above a small chunk in a whole-fragment one, whose lines come round only
      * after the longest cycle (smx_chunks_cycle), where the area has one; the eager
      * size's chunks are for the queue, whose receiver reads the payload where the chunk's
@@ -542,7 +585,8 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     return true;
 }
 
-/* A ring record's chunk to the end of the ones that come back with the reader's count. */
+/* A ring record's chunk to the end of the ones that come back with the reader's count
+ * (component lock held). */
 static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *s,
                              uint64_t release)
 {
@@ -561,6 +605,8 @@ static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *
 static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
                             uint8_t kind, uint8_t tag, struct smx_chunk_slot *parts)
 {
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
     if (NULL == p->rec) {
         struct smx_chunk_slot **link = &p->slot->parts;
         for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
@@ -574,6 +620,7 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
         ep->queued++;
         return;
     }
+    OPAL_THREAD_LOCK(&c->lock);
     for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
         next = s->next;
         smx_ring_ref_add(ep, s, ep->out_head + p->skip + p->lines);
@@ -587,6 +634,7 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
         kind = SMX_KIND_REF;
         smx_ring_ref_add(ep, p->slot, ep->out_head + p->skip + p->lines);
     }
+    OPAL_THREAD_UNLOCK(&c->lock);
     smx_ring_post(p->rec, ep->out_head + p->skip, ep->out_key, len, kind, tag, p->lines);
     if (0 != p->skip) {
         struct smx_record *skip = smx_ring_line(ep->out, ep->out_lines, ep->out_head);
@@ -690,9 +738,13 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
 
 void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p)
 {
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
     (void) ep;
     if (NULL != p->slot) { /* nothing is published yet */
+        OPAL_THREAD_LOCK(&c->lock);
         smx_chunk_unget(p->slot);
+        OPAL_THREAD_UNLOCK(&c->lock);
     }
 }
 
@@ -702,7 +754,9 @@ void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep)
 
     if (!ep->active) {
         ep->active = true;
+        OPAL_THREAD_LOCK(&c->lock);
         c->active[c->num_active++] = ep;
+        OPAL_THREAD_UNLOCK(&c->lock);
     }
 }
 
@@ -761,7 +815,7 @@ void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const vo
     }
 }
 
-/* Call with the component lock held. */
+/* Call with the peer's lock held. */
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
 {
     const size_t first = SMX_FIRST_LINE_ROOM;
@@ -794,15 +848,17 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_smx_endpoint_t *ep = frag->endpoint;
 
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&ep->lock);
     if (opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag)) {
+        OPAL_THREAD_LOCK(&c->lock);
         opal_list_append(&c->completed, &frag->base.super.super);
+        OPAL_THREAD_UNLOCK(&c->lock);
     } else {
         opal_list_append(&ep->pending, &frag->base.super.super);
         mca_btl_smx_activate(ep);
         mca_btl_smx_count(&c->stats.sends_queued);
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&ep->lock);
     return OPAL_SUCCESS;
 }
 

@@ -118,7 +118,6 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                       mca_btl_base_descriptor_t **descriptor)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
     size_t total = header_size + payload_size;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     struct smx_post p;
@@ -132,7 +131,7 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (OPAL_UNLIKELY(total > btl->btl_max_send_size)) {
         /* above a fragment, under a late receiver's eager limit (btl_smx_skew.c): in
          * several chunks, written here */
-        OPAL_THREAD_LOCK(&c->lock);
+        OPAL_THREAD_LOCK(&endpoint->lock);
         if (opal_list_is_empty(&endpoint->pending)
             && mca_btl_smx_post_multi(endpoint, header, header_size, convertor, payload_size,
                                       tag)) {
@@ -140,7 +139,7 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         }
         goto out;
     }
-    OPAL_THREAD_LOCK(&c->lock);
+    OPAL_THREAD_LOCK(&endpoint->lock);
     if (!opal_list_is_empty(&endpoint->pending)) {
         goto out;
     }
@@ -170,7 +169,7 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         rc = OPAL_SUCCESS;
     }
 out:
-    OPAL_THREAD_UNLOCK(&c->lock);
+    OPAL_THREAD_UNLOCK(&endpoint->lock);
     if (OPAL_SUCCESS == rc) {
         return OPAL_SUCCESS;
     }
