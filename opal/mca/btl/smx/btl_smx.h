@@ -80,7 +80,7 @@ struct mca_btl_smx_module_t {
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
 /* Locks (MPI_THREAD_MULTIPLE; no-ops otherwise). A peer's lock: what I keep as its
- * writer (queue_seen to out_lines, pending, serving, active, store) and its pushes, so
+ * writer (queue_seen to out_lines, pending, serving, active, store) and my pushes, so
  * that threads sending to different peers do not wait for each other. The component's
  * lock: what all peers share (fragment counts, my chunk area and its lists, the chunks
  * my rings' records point to, the lists of active peers and of completed fragments, the
@@ -138,7 +138,9 @@ struct mca_btl_base_endpoint_t {
     uint64_t push_token;        /* SMX_PUSH_TOKEN | n until deregistered; 0: none */
     bool push_armed;            /* ... not yet started */
     struct smx_serve_t *push_serve; /* its serve (btl_smx_get.c), while armed */
-    /* as the receiver, the peer's latest push: */
+    /* as the receiver, the peer's latest push (under push_in_lock, not the peer's lock:
+     * the poller never waits for a sender's copies to that peer): */
+    opal_mutex_t push_in_lock;
     uint64_t push_in;           /* its token; 0: none */
     size_t push_in_size, push_in_arrived;
     unsigned char *push_in_parked; /* its pieces that came before my get (malloc'd) */

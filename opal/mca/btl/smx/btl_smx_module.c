@@ -32,6 +32,7 @@
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
     OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&ep->push_in_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
     ep->pulling = 0;
@@ -87,6 +88,7 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
     }
     free(ep->peer_ds);
     OBJ_DESTRUCT(&ep->lock);
+    OBJ_DESTRUCT(&ep->push_in_lock);
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Receiver side, the peer's lock held: the peer's next push begins (what a get never took
+/* Receiver side, push_in_lock held: the peer's next push begins (what a get never took
  * of its last one goes). */
 static void smx_push_in_begin(mca_btl_smx_endpoint_t *ep, uint64_t token, size_t size)
 {
@@ -49,15 +49,15 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
     if (total > SMX_PUSH_MOST || offset > total || chunk > total - offset) {
         mca_btl_smx_fatal(ep, "a malformed piece");
     }
-    OPAL_THREAD_LOCK(&ep->lock);
+    OPAL_THREAD_LOCK(&ep->push_in_lock);
     if (ep->push_in != piece->op) { /* the first piece of the peer's next push */
         if (NULL != ep->push_in_op || offset != 0) {
-            OPAL_THREAD_UNLOCK(&ep->lock);
+            OPAL_THREAD_UNLOCK(&ep->push_in_lock);
             mca_btl_smx_fatal(ep, "a piece of an unknown push");
         }
         smx_push_in_begin(ep, piece->op, (size_t) total);
     } else if (total != ep->push_in_size || offset != ep->push_in_arrived) {
-        OPAL_THREAD_UNLOCK(&ep->lock);
+        OPAL_THREAD_UNLOCK(&ep->push_in_lock);
         mca_btl_smx_fatal(ep, "a piece out of its place");
     }
     op = ep->push_in_op;
@@ -73,7 +73,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
         if (NULL == ep->push_in_parked) {
             ep->push_in_parked = malloc(total > 0 ? (size_t) total : 1);
             if (NULL == ep->push_in_parked) {
-                OPAL_THREAD_UNLOCK(&ep->lock);
+                OPAL_THREAD_UNLOCK(&ep->push_in_lock);
                 mca_btl_smx_fatal(ep, "no memory for a message that came before its receive");
             }
             mca_btl_smx_count(&c->stats.pushes_parked);
@@ -81,7 +81,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
         memcpy(ep->push_in_parked + offset, piece + 1, chunk);
     }
     ep->push_in_arrived += chunk;
-    OPAL_THREAD_UNLOCK(&ep->lock);
+    OPAL_THREAD_UNLOCK(&ep->push_in_lock);
     if (NULL != done) {
         mca_btl_smx_get_done(ep, done);
     }
@@ -94,10 +94,10 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
 {
     bool all = false;
 
-    OPAL_THREAD_LOCK(&ep->lock);
+    OPAL_THREAD_LOCK(&ep->push_in_lock);
     if (ep->push_in == token) { /* some came first */
         if (ep->push_in_size != op->size) {
-            OPAL_THREAD_UNLOCK(&ep->lock);
+            OPAL_THREAD_UNLOCK(&ep->push_in_lock);
             mca_btl_smx_fatal(ep, "a push of another size than its registration");
         }
         /* three copies: the sender's in, mine into the parking buffer, this one */
@@ -113,13 +113,13 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
         }
     } else { /* none yet: its first piece finds the op */
         if (NULL != ep->push_in_op) {
-            OPAL_THREAD_UNLOCK(&ep->lock);
+            OPAL_THREAD_UNLOCK(&ep->push_in_lock);
             mca_btl_smx_fatal(ep, "a push begun before the last one ended");
         }
         smx_push_in_begin(ep, token, op->size);
         ep->push_in_op = op;
     }
-    OPAL_THREAD_UNLOCK(&ep->lock);
+    OPAL_THREAD_UNLOCK(&ep->push_in_lock);
     return all;
 }
 

@@ -165,18 +165,24 @@ static void smx_chunk_unget(struct smx_chunk_slot *s)
     }
 }
 
-/* Chunks taken for one message and not sent, chained by 'next': back at once. */
-static void smx_chunks_unget(struct smx_chunk_slot *s)
+/* Chunks taken for one message and not sent, chained by 'next': back at once
+ * (component lock held; smx_chunks_unget takes it). */
+static void smx_chunks_give_back(struct smx_chunk_slot *s)
 {
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    OPAL_THREAD_LOCK(&c->lock);
     while (NULL != s) {
         struct smx_chunk_slot *next = s->next;
         s->parts = NULL;
         smx_chunk_unget(s);
         s = next;
     }
+}
+
+static void smx_chunks_unget(struct smx_chunk_slot *s)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    OPAL_THREAD_LOCK(&c->lock);
+    smx_chunks_give_back(s);
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
@@ -456,23 +462,32 @@ static uint64_t smx_ring_key(void)
 static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const uint32_t lines = smx_ring_size(c->pair_rings) / SMX_CACHE_LINE;
     struct smx_ring_offer *offer;
-    struct smx_pair_ring *ring;
+    struct smx_pair_ring *ring = NULL;
     volatile char *data;
     struct smx_post p;
     uint64_t offset;
+    uint32_t lines = 0;
 
     if (!smx_queue_begin(ep, sizeof(*offer), &p)) {
         return;
     }
+    /* The ring's place in the count (its size depends on it) taken with its lines: threads
+     * making rings to different peers at once get different ones, and never more than
+     * room was made for. */
     OPAL_THREAD_LOCK(&c->lock);
-    ring = smx_area_carve(SMX_CHUNK_CLASSES, sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE,
-                          &offset);
+    if (c->pair_rings < c->pair_rings_max) {
+        lines = smx_ring_size(c->pair_rings) / SMX_CACHE_LINE;
+        ring = smx_area_carve(SMX_CHUNK_CLASSES,
+                              sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE, &offset);
+        if (NULL == ring) {
+            c->pair_rings = c->pair_rings_max; /* (cannot happen: room for the most is made) */
+        } else {
+            c->pair_rings++;
+        }
+    }
     if (NULL == ring) {
         smx_chunk_unget(p.slot);
-        /* (room for the most is made: only threads making rings at once get here) */
-        c->pair_rings = c->pair_rings_max;
         OPAL_THREAD_UNLOCK(&c->lock);
         return;
     }
@@ -512,7 +527,6 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     ep->out_head = ep->out_seen = 0;
     OPAL_THREAD_LOCK(&c->lock);
     ep->out = ring; /* (read by smx_chunks_reclaim once the ring has records) */
-    c->pair_rings++;
     OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_count(&c->stats.pair_rings);
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: a ring of %u KiB to %s",
@@ -532,7 +546,9 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
         return false; /* a message to this peer is still waiting for its queue */
     }
     if (NULL == ep->out) {
-        if (ep->queued < (uint32_t) c->pair_ring_after || c->pair_rings >= c->pair_rings_max) {
+        /* (a hint without the lock: smx_ring_make looks again under it) */
+        if (ep->queued < (uint32_t) c->pair_ring_after
+            || __atomic_load_n(&c->pair_rings, __ATOMIC_RELAXED) >= c->pair_rings_max) {
             return smx_queue_begin(ep, len, p);
         }
         smx_ring_make(ep);
@@ -689,15 +705,18 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
      * wait for ever on another one doing the same; whole-fragment chunks, which
      * mca_btl_smx_frag_chunks_max() counts (with small fragments the eager size's chunks
      * are as large, but far fewer) */
+    OPAL_THREAD_LOCK(&mca_btl_smx_component.lock); /* (taken together: all or none) */
     for (size_t k = 0; k < count; ++k) {
-        if (NULL == (s = smx_chunk_get_class(ep, SMX_CHUNK_CLASSES - 1))) {
-            smx_chunks_unget(parts);
+        if (NULL == (s = smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1))) {
+            smx_chunks_give_back(parts);
+            OPAL_THREAD_UNLOCK(&mca_btl_smx_component.lock);
             return false;
         }
         s->chunk->done = 0;
         *tail = s;
         tail = &s->next;
     }
+    OPAL_THREAD_UNLOCK(&mca_btl_smx_component.lock);
     if (!mca_btl_smx_post_begin(ep, list_len, false, &p)) {
         smx_chunks_unget(parts);
         return false;
