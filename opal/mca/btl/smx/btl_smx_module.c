@@ -980,6 +980,9 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
 /* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
  * waiting for room, then complete the fragments already sent. Only the peers that use a
  * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
+/* Fragments progress posts for a peer before it hands them to the completed list. */
+#define SMX_POSTED_BATCH 16
+
 int mca_btl_smx_progress(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -1039,29 +1042,47 @@ int mca_btl_smx_progress(void)
             events += mca_btl_smx_get_serve_locked(ep);
         }
         (void) mca_btl_smx_unstall(ep);
-        while (!opal_list_is_empty(&ep->pending)) {
+        /* The fragments posted go to the completed list a batch at a time, with the
+         * peer's leaving of the active list: one hold of the component's lock. */
+        mca_btl_smx_frag_t *posted[SMX_POSTED_BATCH];
+        int n = 0;
+        bool idle = false;
+        for (;;) {
             mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending);
-            if (!mca_btl_smx_try_post(frag)) {
+            const bool more = !opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag);
+            if (more) {
+                opal_list_remove_first(&ep->pending);
+                posted[n++] = frag;
+                if (n < SMX_POSTED_BATCH) {
+                    continue;
+                }
+            } else if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
+                       && opal_list_is_empty(&ep->serving)) {
+                ep->active = false;
+                idle = true;
+            }
+            if (0 == n && !idle) {
+                break; /* (then !more) */
+            }
+            OPAL_THREAD_LOCK(&c->lock);
+            for (int k = 0; k < n; ++k) {
+                opal_list_append(&c->completed, &posted[k]->base.super.super);
+            }
+            n = 0;
+            if (idle) { /* off the list: the last one takes its place */
+                int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
+                while (k < c->num_active && c->active[k] != ep) {
+                    ++k;
+                }
+                if (k < c->num_active) {
+                    c->active[k] = c->active[--c->num_active];
+                    i -= k == i; /* (the one moved here is visited next) */
+                }
+            }
+            OPAL_THREAD_UNLOCK(&c->lock);
+            if (!more) {
                 break;
             }
-            opal_list_remove_first(&ep->pending);
-            OPAL_THREAD_LOCK(&c->lock);
-            opal_list_append(&c->completed, &frag->base.super.super);
-            OPAL_THREAD_UNLOCK(&c->lock);
-        }
-        if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
-            && opal_list_is_empty(&ep->serving)) {
-            ep->active = false; /* off the list: the last one takes its place */
-            OPAL_THREAD_LOCK(&c->lock);
-            int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
-            while (k < c->num_active && c->active[k] != ep) {
-                ++k;
-            }
-            if (k < c->num_active) {
-                c->active[k] = c->active[--c->num_active];
-                i -= k == i; /* (the one moved here is visited next) */
-            }
-            OPAL_THREAD_UNLOCK(&c->lock);
         }
         if (opal_using_threads()) {
             opal_mutex_unlock(&ep->lock);

@@ -376,17 +376,22 @@ static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, in
 }
 
 /* A chunk for 'len' payload bytes to ep, of the smallest class that holds them. */
-static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
+static int smx_chunk_class_for(size_t len)
 {
     int cls = 0;
 
     while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
         cls++;
     }
-    if (len > smx_chunk_room(cls)) {
-        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
-    }
-    return smx_chunk_get_class(ep, cls);
+    /* (larger than a fragment: never asked for, btl_max_send_size) */
+    return len > smx_chunk_room(cls) ? -1 : cls;
+}
+
+static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
+{
+    const int cls = smx_chunk_class_for(len);
+
+    return cls < 0 ? NULL : smx_chunk_get_class(ep, cls);
 }
 
 /* A chunk for a message through the peer's queue; the entry is claimed at commit, right
@@ -534,6 +539,21 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
                         OPAL_NAME_PRINT(ep->proc->proc_name));
 }
 
+/* A ring record's chunk to the end of the ones that come back with the reader's count
+ * (component lock held). */
+static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *s,
+                             uint64_t release)
+{
+    s->release = release;
+    s->next = NULL;
+    if (NULL == ep->ref_last) {
+        ep->ref_first = s;
+    } else {
+        ep->ref_last->next = s;
+    }
+    ep->ref_last = s;
+}
+
 bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
                             struct smx_post *p)
 {
@@ -573,18 +593,25 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     }
     OPAL_THREAD_LOCK(&c->lock);
     smx_ring_chunks_reclaim(ep, ep->out_seen);
-    OPAL_THREAD_UNLOCK(&c->lock);
     /* Anything above a small chunk in a whole-fragment one, whose lines come round only
      * after the longest cycle (smx_chunks_cycle), where the area has one; the eager
      * size's chunks are for the queue, whose receiver reads the payload where the chunk's
-     * header says. */
+     * header says. (One hold of the lock for both.) */
     p->slot = NULL;
     if (len > smx_chunk_room(0)) {
-        p->slot = smx_chunk_get_class(ep, SMX_CHUNK_CLASSES - 1);
+        p->slot = smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1);
     }
     if (NULL == p->slot) {
-        p->slot = smx_chunk_get(ep, len);
+        const int cls = smx_chunk_class_for(len);
+        p->slot = cls < 0 ? NULL : smx_chunk_take(ep, cls);
     }
+    /* The chunk comes back with the record that will point to it, once the reader is past
+     * that record's lines (it cannot be before the record is written; a record abandoned
+     * leaves it there until the reader is past a later one in the same place). */
+    if (NULL != p->slot) {
+        smx_ring_ref_add(ep, p->slot, ep->out_head + p->skip + p->lines);
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == p->slot) {
         return false;
     }
@@ -599,21 +626,6 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     p->slot->rot = (uint32_t) ((at + len + SMX_CACHE_LINE - 1) & ~(size_t) (SMX_CACHE_LINE - 1));
     p->data = (char *) (p->slot->chunk + 1) + at;
     return true;
-}
-
-/* A ring record's chunk to the end of the ones that come back with the reader's count
- * (component lock held). */
-static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *s,
-                             uint64_t release)
-{
-    s->release = release;
-    s->next = NULL;
-    if (NULL == ep->ref_last) {
-        ep->ref_first = s;
-    } else {
-        ep->ref_last->next = s;
-    }
-    ep->ref_last = s;
 }
 
 /* Commit, with the chunks of a message the posted list names ('parts', chained by next):
@@ -636,21 +648,22 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
         ep->queued++;
         return;
     }
-    OPAL_THREAD_LOCK(&c->lock);
-    for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
-        next = s->next;
-        smx_ring_ref_add(ep, s, ep->out_head + p->skip + p->lines);
+    if (NULL != parts) {
+        OPAL_THREAD_LOCK(&c->lock);
+        for (struct smx_chunk_slot *s = parts, *next; NULL != s; s = next) {
+            next = s->next;
+            smx_ring_ref_add(ep, s, ep->out_head + p->skip + p->lines);
+        }
+        OPAL_THREAD_UNLOCK(&c->lock);
     }
-    if (NULL != p->slot) { /* the record points to the chunk, which comes back with it */
+    if (NULL != p->slot) { /* the record points to the chunk (on the list since begin) */
         struct smx_chunk_ref *ref = (struct smx_chunk_ref *) (p->rec + 1);
         ref->offset = p->slot->offset + (uint64_t) ((char *) p->data - (char *) p->slot->chunk);
         ref->len = (uint32_t) len;
         ref->kind = kind;
         len = sizeof(*ref);
         kind = SMX_KIND_REF;
-        smx_ring_ref_add(ep, p->slot, ep->out_head + p->skip + p->lines);
     }
-    OPAL_THREAD_UNLOCK(&c->lock);
     smx_ring_post(p->rec, ep->out_head + p->skip, ep->out_key, len, kind, tag, p->lines);
     if (0 != p->skip) {
         struct smx_record *skip = smx_ring_line(ep->out, ep->out_lines, ep->out_head);
@@ -760,7 +773,9 @@ void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p)
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     (void) ep;
-    if (NULL != p->slot) { /* nothing is published yet */
+    /* nothing is published yet; a ring record's chunk is on the ring's list already
+     * (mca_btl_smx_post_begin) and comes back from there */
+    if (NULL != p->slot && NULL == p->rec) {
         OPAL_THREAD_LOCK(&c->lock);
         smx_chunk_unget(p->slot);
         OPAL_THREAD_UNLOCK(&c->lock);
