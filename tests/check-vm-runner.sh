@@ -98,8 +98,17 @@ awk '/sysrq triggered crash/ { crashed = 1 } crashed && /\] booting / { again = 
 # A kernel that panics before /init is booted 3 times. Told to run an init its initramfs
 # lacks, it looks for a root file system, finds none and panics, every time. (Booting in
 # 20 MB, as this test did first, mostly panicked for want of memory, but now and then
-# hung in devtmpfs instead, until the 30-minute timeout: 2026-11-28.)
+# hung in devtmpfs instead, until the 30-minute timeout: 2026-11-28.) A boot of this
+# kernel under TCG still hangs now and then before it gets as far as panicking (seen in
+# CI on 2026-11-28: the second boot stopped after "Switched to clocksource hpet" and the
+# case ran out of its 120 s): that is the emulated boot's, not run-in-vm's, so a case that
+# timed out while every boot it finished was announced as a reboot runs once more, and
+# fails if it does not end with 3 boots then.
 run early-panic --timeout 120 --append rdinit=/nonexistent true
+if [ "$rc" = 124 ] && [ "$boots" -lt 3 ] && [ "$boots" = $((reboots + 1)) ]; then
+	echo "   (a boot hung before its panic: the case once more)"
+	run early-panic --timeout 120 --append rdinit=/nonexistent true
+fi
 expect early-panic 125 3
 
 run timeout --timeout 10 sleep 300
