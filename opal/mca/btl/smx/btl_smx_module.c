@@ -977,12 +977,12 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
     return n;
 }
 
-/* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
- * waiting for room, then complete the fragments already sent. Only the peers that use a
- * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
 /* Fragments progress posts for a peer before it hands them to the completed list. */
 #define SMX_POSTED_BATCH 16
 
+/* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
+ * waiting for room, then complete the fragments already sent. Only the peers that use a
+ * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
 int mca_btl_smx_progress(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
