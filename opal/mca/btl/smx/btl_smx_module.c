@@ -1044,32 +1044,28 @@ int mca_btl_smx_progress(void)
         (void) mca_btl_smx_unstall(ep);
         /* The fragments posted go to the completed list a batch at a time, with the
          * peer's leaving of the active list: one hold of the component's lock. */
-        mca_btl_smx_frag_t *posted[SMX_POSTED_BATCH];
-        int n = 0;
-        bool idle = false;
-        for (;;) {
-            mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending);
-            const bool more = !opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag);
-            if (more) {
-                opal_list_remove_first(&ep->pending);
-                posted[n++] = frag;
-                if (n < SMX_POSTED_BATCH) {
-                    continue;
-                }
-            } else if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
-                       && opal_list_is_empty(&ep->serving)) {
-                ep->active = false;
-                idle = true;
+        for (bool full = true; full;) {
+            mca_btl_smx_frag_t *posted[SMX_POSTED_BATCH];
+            int n = 0;
+
+            while (n < SMX_POSTED_BATCH && !opal_list_is_empty(&ep->pending)
+                   && mca_btl_smx_try_post(
+                       (mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending))) {
+                posted[n++] = (mca_btl_smx_frag_t *) opal_list_remove_first(&ep->pending);
             }
+            full = SMX_POSTED_BATCH == n;
+            const bool idle = !full && ep->active && NULL == ep->stalled
+                              && opal_list_is_empty(&ep->pending)
+                              && opal_list_is_empty(&ep->serving);
             if (0 == n && !idle) {
-                break; /* (then !more) */
+                break;
             }
             OPAL_THREAD_LOCK(&c->lock);
             for (int k = 0; k < n; ++k) {
                 opal_list_append(&c->completed, &posted[k]->base.super.super);
             }
-            n = 0;
             if (idle) { /* off the list: the last one takes its place */
+                ep->active = false;
                 int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
                 while (k < c->num_active && c->active[k] != ep) {
                     ++k;
@@ -1080,9 +1076,6 @@ int mca_btl_smx_progress(void)
                 }
             }
             OPAL_THREAD_UNLOCK(&c->lock);
-            if (!more) {
-                break;
-            }
         }
         if (opal_using_threads()) {
             opal_mutex_unlock(&ep->lock);

@@ -27,11 +27,18 @@ static bool smx_can_push(void)
     return NULL != mca_smsc && !mca_smsc_base_has_feature(MCA_SMSC_FEATURE_REQUIRE_REGISTRATION);
 }
 
-static bool smx_oversubscribed(void)
+/* More processes of the job on the node than hardware threads it may use (a crowded
+ * node: every core is the job's). */
+static bool smx_crowded(void)
 {
     const mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    return c->single_copy_oversubscribed && c->hw_threads > 0 && c->num_local > c->hw_threads;
+    return c->hw_threads > 0 && c->num_local > c->hw_threads;
+}
+
+static bool smx_oversubscribed(void)
+{
+    return mca_btl_smx_component.single_copy_oversubscribed && smx_crowded();
 }
 
 static bool smx_busy_from_start(void)
@@ -106,7 +113,7 @@ void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *
     /* With more processes than hardware threads every core is the job's: a get that
      * waits for its peer to be scheduled lends its core to another rank, and what the job
      * can do is what its copies cost in CPU time, not how long each get lasts. */
-    p->by_work = p->adaptive && c->hw_threads > 0 && c->num_local > c->hw_threads;
+    p->by_work = p->adaptive && smx_crowded();
     p->every_get_single = smx_oversubscribed() && cheap;
     p->window_max = window ? (size_t) c->single_copy_window_max : 0;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {

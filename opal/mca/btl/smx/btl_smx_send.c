@@ -363,35 +363,31 @@ static struct smx_chunk_slot *smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls
     return s;
 }
 
-/* The same, taking the component lock. */
-static struct smx_chunk_slot *smx_chunk_get_class(mca_btl_smx_endpoint_t *ep, int cls)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_chunk_slot *s;
-
-    OPAL_THREAD_LOCK(&c->lock);
-    s = smx_chunk_take(ep, cls);
-    OPAL_THREAD_UNLOCK(&c->lock);
-    return s;
-}
-
-/* A chunk for 'len' payload bytes to ep, of the smallest class that holds them. */
-static int smx_chunk_class_for(size_t len)
+/* A chunk for 'len' payload bytes to ep, of the smallest class that holds them
+ * (component lock held). */
+static struct smx_chunk_slot *smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, size_t len)
 {
     int cls = 0;
 
     while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
         cls++;
     }
-    /* (larger than a fragment: never asked for, btl_max_send_size) */
-    return len > smx_chunk_room(cls) ? -1 : cls;
+    if (len > smx_chunk_room(cls)) {
+        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
+    }
+    return smx_chunk_take(ep, cls);
 }
 
+/* The same, taking the component lock. */
 static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
 {
-    const int cls = smx_chunk_class_for(len);
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s;
 
-    return cls < 0 ? NULL : smx_chunk_get_class(ep, cls);
+    OPAL_THREAD_LOCK(&c->lock);
+    s = smx_chunk_take_for(ep, len);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return s;
 }
 
 /* A chunk for a message through the peer's queue; the entry is claimed at commit, right
@@ -602,8 +598,7 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
         p->slot = smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1);
     }
     if (NULL == p->slot) {
-        const int cls = smx_chunk_class_for(len);
-        p->slot = cls < 0 ? NULL : smx_chunk_take(ep, cls);
+        p->slot = smx_chunk_take_for(ep, len);
     }
     /* The chunk comes back with the record that will point to it, once the reader is past
      * that record's lines (it cannot be before the record is written; a record abandoned
