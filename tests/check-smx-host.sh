@@ -554,7 +554,10 @@ read -r p_single p_double p_changes p_reply p_pushed < <(late)
 #     rank 0 keeps double copy (the policy says adaptive=work): at most the adaptive
 #     copy's tries by single copy, no change. Two ranks alone, the same dear single copy
 #     wins by the time it saves: most gets by single copy. Skew off: every message of
-#     the 20 by rendezvous.
+#     the 20 by rendezvous. The footprint of large messages (btl_smx_policy.c,
+#     smx_footprint): crowded, a peer's pieces in flight fill a quarter of the L2 (4 to 32)
+#     and whole-fragment chunks come round after half of it; two ranks, 32 pieces and a
+#     cycle of twice the L2 (at least 1 MiB).
 cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$top/tests/bench/dear-cma.c" -ldl
 dear=(--bind-to none --mca btl_smx_push_max 0 --mca btl_smx_skew off
 	-x LD_PRELOAD="$build/tests/smx/dear-cma.so" -x SMX_DEAR_CMA_NS=2000)
@@ -563,9 +566,28 @@ crowd=$(mpirun -np "$over" --oversubscribe $(smx_root_args) $(smx_config_args sm
 	tr -d '\000')
 read -r c_single c_double c_changes < <(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$crowd")
 c_work=$(policy "$crowd" adaptive | grep -c '^work$' || true)
-read -r d_single d_double d_changes _ < <("${launch[@]}" $(smx_config_args smx-cma) "${dear[@]}" \
-	"$build/tests/smx/latesender" 20 65536 5000 2>&1 | tr -d '\000' |
-	sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p')
+two=$("${launch[@]}" $(smx_config_args smx-cma) "${dear[@]}" --mca btl_base_verbose info \
+	"$build/tests/smx/latesender" 20 65536 5000 2>&1 | tr -d '\000')
+read -r d_single d_double d_changes _ < <(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$two")
+# the largest L2 (what btl/smx takes from hwloc), in bytes
+l2=$(cat /sys/devices/system/cpu/cpu*/cache/index*/level 2>/dev/null | paste -d' ' - \
+	<(cat /sys/devices/system/cpu/cpu*/cache/index*/size 2>/dev/null) |
+	awk '$1 == 2 { n = $2 + 0; if ($2 ~ /M/) n *= 1024; if (n > m) m = n } END { print m * 1024 }')
+want_pieces=$((l2 / 4 / 34816)); want_pieces=$((want_pieces < 4 ? 4 : want_pieces > 32 ? 32 : want_pieces))
+want_cycle2=$((2 * l2 < 1048576 ? 1048576 : 2 * l2))
+footprint() { echo "$(policy "$1" pieces_in_flight | sort -u | paste -sd,)/$(policy "$1" chunk_cycle | sort -u | paste -sd,)"; }
+if [ "${l2:-0}" -gt 0 ] 2>/dev/null; then
+	[ "$(footprint "$crowd")" = "$want_pieces/$((l2 / 2))" ] &&
+		[ "$(footprint "$two")" = "32/$want_cycle2" ] &&
+		echo "ok: the footprint of large messages, L2 $((l2 >> 10)) KiB: crowded" \
+			"$(footprint "$crowd") (pieces in flight/chunk cycle bytes), 2 processes" \
+			"$(footprint "$two")" ||
+		fail "footprint (pieces in flight/chunk cycle): crowded '$(footprint "$crowd")'" \
+			"(want $want_pieces/$((l2 / 2))), 2 processes '$(footprint "$two")' (want" \
+			"32/$want_cycle2)"
+else
+	fail "no L2 size in /sys/devices/system/cpu/cpu*/cache for the footprint check"
+fi
 grep -q "^latesender: PASS" <<<"$crowd" && [ "$c_work" = "$over" ] &&
 	[ "${c_single:-9}" -le 5 ] 2>/dev/null && [ "$((c_single + c_double))" = 20 ] &&
 	[ "${c_changes:-1}" = 0 ] && [ "${d_single:-0}" -ge 15 ] 2>/dev/null &&

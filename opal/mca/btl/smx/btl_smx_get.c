@@ -226,9 +226,12 @@ static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t 
     return (ssize_t) chunk;
 }
 
-/* Pieces of mine in flight to one peer at most: 32 fragments' worth of its gets sit in
- * shared memory at a time (as in the rings of 32 slots the design began with). */
-#define SMX_PIECES_IN_FLIGHT 32
+/* As many pieces out to ep as the policy lets me have (btl_smx_policy.c,
+ * smx_footprint)? */
+static bool smx_pieces_full(mca_btl_smx_endpoint_t *ep)
+{
+    return __atomic_load_n(&ep->chunks_out, __ATOMIC_RELAXED) >= mca_btl_smx_policy.pieces_max;
+}
 
 /* Sender side, the peer's lock held: copy as much of the requested ranges as there is
  * room for. */
@@ -267,9 +270,9 @@ int mca_btl_smx_get_serve_locked(mca_btl_smx_endpoint_t *ep)
             size_t chunk = serve->size - serve->sent;
             ssize_t posted;
 
-            if (__atomic_load_n(&ep->chunks_out, __ATOMIC_RELAXED) >= SMX_PIECES_IN_FLIGHT) {
+            if (smx_pieces_full(ep)) {
                 mca_btl_smx_chunks_reclaim();
-                if (__atomic_load_n(&ep->chunks_out, __ATOMIC_RELAXED) >= SMX_PIECES_IN_FLIGHT) {
+                if (smx_pieces_full(ep)) {
                     goto out; /* the receiver has not caught up; next progress */
                 }
             }

@@ -36,6 +36,40 @@ static bool smx_crowded(void)
     return c->hw_threads > 0 && c->num_local > c->hw_threads;
 }
 
+/* What a process keeps in shared memory for its large messages (btl_smx_get.c;
+ * btl_smx_send.c, smx_chunks_cycle).
+ * - A peer's get pieces of mine in flight: 32 fragments' worth (as in the rings of 32
+ *   slots the design began with), so that a receiver running beside me never waits.
+ * - Whole-fragment chunks written before one is written again: twice the largest L2, at
+ *   least 1 MiB, so that a chunk's lines have left the reader's L2 (a writer takes a line
+ *   still in another core's cache line by line; from the shared cache or memory at once).
+ * On a crowded node a receiver mostly reads my pieces after it is scheduled in, often on
+ * the core I leave: pieces copied far ahead and chunks gone round a long cycle only push
+ * the buffers and each other out of that core's L2. There, a peer's pieces fill a quarter
+ * of the L2 at most (4 at least), and chunks come round after half of it
+ * (docs/performance.md, "A crowded node": a cap on all peers' pieces together was
+ * slower). */
+#define SMX_PIECES_MAX 32
+#define SMX_PIECES_MAX_CROWDED_MIN 4
+#define SMX_CHUNK_CYCLE_MIN (1ull << 20)
+
+static void smx_footprint(struct smx_policy *p)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const unsigned long long l2 = c->l2_bytes;
+
+    if (!smx_crowded()) {
+        p->pieces_max = SMX_PIECES_MAX;
+        p->chunk_cycle = 2 * l2 < SMX_CHUNK_CYCLE_MIN ? SMX_CHUNK_CYCLE_MIN : 2 * l2;
+        return;
+    }
+    const unsigned long long n = l2 / 4 / (unsigned long long) c->frag_size;
+    p->pieces_max = n < SMX_PIECES_MAX_CROWDED_MIN ? SMX_PIECES_MAX_CROWDED_MIN
+                    : n > SMX_PIECES_MAX           ? SMX_PIECES_MAX
+                                                   : (int) n;
+    p->chunk_cycle = l2 / 2;
+}
+
 static bool smx_oversubscribed(void)
 {
     return mca_btl_smx_component.single_copy_oversubscribed && smx_crowded();
@@ -114,6 +148,7 @@ void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *
      * waits for its peer to be scheduled lends its core to another rank, and what the job
      * can do is what its copies cost in CPU time, not how long each get lasts. */
     p->by_work = p->adaptive && smx_crowded();
+    smx_footprint(p);
     p->every_get_single = smx_oversubscribed() && cheap;
     p->window_max = window ? (size_t) c->single_copy_window_max : 0;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
@@ -176,6 +211,7 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
  *   thresholds_from=<file|defaults> calibration=<the calibration file|none>
  *   window_max=<bytes> every_get_single=<0|1> busy_always=<0|1>
  *   busy_transfers=<n|never> push=<0|1> adaptive=<0|1|work>   (work: by_work)
+ *   pieces_in_flight=<n> chunk_cycle=<bytes>   (smx_footprint)
  *   skew=<off|on|always> skew_late_us=<us> skew_eager_limit=<bytes|never>
  *   <class>.eager_limit= <class>.rndv_eager_limit= <class>.single_copy_min=
  *   <class>.single_copy_min_busy= <class>.late_peers=
@@ -202,6 +238,8 @@ void mca_btl_smx_policy_publish(void)
                            "push=%d adaptive=%s", p->window_max, p->every_get_single,
                            p->busy_always, p->busy_transfers < 0 ? "never" : a, p->push,
                            p->by_work ? "work" : p->adaptive ? "1" : "0");
+    n += (size_t) snprintf(text + n, size - n, " pieces_in_flight=%d chunk_cycle=%llu",
+                           p->pieces_max, (unsigned long long) p->chunk_cycle);
     n += (size_t) snprintf(text + n, size - n, " skew=%s skew_late_us=%d skew_eager_limit=%s",
                            SMX_SKEW_OFF == c->skew ? "off"
                            : SMX_SKEW_ON == c->skew ? "on" : "always",

@@ -38,6 +38,8 @@ struct smx_policy {
     bool adaptive;          /* each peer's gets by the copy measured faster (btl_smx_adapt.h) */
     bool by_work;           /* ... measured by the CPU time its copies take, not how long
                                the get lasts: more processes than hardware threads */
+    int pieces_max;         /* a peer's get pieces of mine in shared memory at a time */
+    uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again */
     /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;

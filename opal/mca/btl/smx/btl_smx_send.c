@@ -29,6 +29,7 @@
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_policy.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -279,32 +280,23 @@ void mca_btl_smx_chunks_fini(void)
 }
 
 /* How many chunks of one size go by before one is written again (and so how many may be
- * out before the ones back are looked for): 16; for whole fragments, as many as fill twice
- * the largest L2 (at least 1 MiB), as far as the area allows. A chunk's lines have then
- * left the receiver's L2 when it is written again (smx_chunk_ready): a writer that finds a
- * line still in another core's cache first has to take it from there, line by line, where
- * a line from the shared cache or memory comes at once. A longer cycle helped messages that
- * fill little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
+ * out before the ones back are looked for): 16; for whole fragments, as many as fill the
+ * policy's cycle (btl_smx_policy.c: twice the largest L2, at least 1 MiB; half the L2 on a
+ * crowded node), as far as the area allows. A chunk's lines have then left the receiver's
+ * L2 when it is written again (smx_chunk_ready). A longer cycle helped messages that fill
+ * little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
  * shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The pair
  * ring") has the timings. Instead, a ring record's payload moves on through its chunk
  * from one use to the next (mca_btl_smx_post_begin), so that small ones too come back to
  * a line only after the whole cycle's bytes. */
 #define SMX_CHUNKS_CYCLE 16
-#define SMX_CHUNKS_CYCLE_L2S 2
-#define SMX_CHUNKS_CYCLE_MIN_BYTES (1u << 20)
 
 static int smx_chunks_cycle(int cls)
 {
-    const unsigned long long l2 = mca_btl_smx_component.l2_bytes;
-    unsigned long long bytes = SMX_CHUNKS_CYCLE_L2S * l2;
-
     if (SMX_CHUNK_CLASSES - 1 != cls) {
         return SMX_CHUNKS_CYCLE;
     }
-    if (bytes < SMX_CHUNKS_CYCLE_MIN_BYTES) {
-        bytes = SMX_CHUNKS_CYCLE_MIN_BYTES;
-    }
-    const uint64_t n = bytes / smx_chunk_bytes(cls);
+    const uint64_t n = mca_btl_smx_policy.chunk_cycle / smx_chunk_bytes(cls);
     return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
 }
 
