@@ -597,6 +597,33 @@ grep -q "^latesender: PASS" <<<"$crowd" && [ "$c_work" = "$over" ] &&
 	fail "crowded, dear single copy (single double changes): '$c_single $c_double" \
 		"$c_changes' (want <= 5, the rest of 20, 0), policy adaptive=work in $c_work of" \
 		"$over; 2 processes: '$d_single $d_double $d_changes' (want >= 15 single)"
+# 12c. ... and there every receiver is taken for late up to two fragments (the policy's
+#     late_all): an all-to-all of 64 KiB goes eagerly, in several chunks (MPI_T
+#     btl_smx_skew_eager_sends), in every process; between 2 processes, and on the crowded
+#     node with btl_smx_skew off, by rendezvous. (Above two fragments a receiver found
+#     late still gets its messages eagerly: whether one is found is the scheduler's.)
+eager_sends() { # eager_sends NP SIZE MCA-ARGS...: each process's count, or "failed"
+	local out np=$1 size=$2
+	shift 2
+	out=$(mpirun -np "$np" --oversubscribe --bind-to none $(smx_root_args) \
+		$(smx_config_args smx-cma) "$@" --mca btl_base_verbose info "$bench" --mode alltoall \
+		--sizes "$size" --samples 3 --target-mb 4 --print-pvar btl_smx_skew_eager_sends 2>&1 |
+		tr -d '\000')
+	grep -q "^alltoall,$size," <<<"$out" || { echo "failed: $out"; return; }
+	echo "$(policy "$out" late_all | sort -u | paste -sd,)/$(sed -n 's/^# pvar [0-9]* btl_smx_skew_eager_sends \([0-9]*\)$/\1/p' <<<"$out" |
+		awk '{ n++; if ($1 > 0) m++ } END { print m + 0 "of" n + 0 }')"
+}
+late64=$(eager_sends "$over" 65536)
+two64=$(eager_sends 2 65536)
+off64=$(eager_sends "$over" 65536 --mca btl_smx_skew off)
+[ "$late64" = "1/${over}of$over" ] && [ "$two64" = "0/0of2" ] &&
+	[ "$off64" = "0/0of$over" ] &&
+	echo "ok: a crowded node takes every receiver for late up to two fragments:" \
+		"64 KiB eagerly in every process; 2 processes and skew off by rendezvous" \
+		"(late_all/processes with eager sends: $late64 $two64 $off64)" ||
+	fail "crowded late_all (late_all/processes with eager sends): 64 KiB '$late64' (want" \
+		"1/${over}of$over), 2 processes '$two64'" \
+		"(want 0/0of2), skew off '$off64' (want 0/0of$over)"
 # 13. a late receiver (btl_smx_skew.c): rank 1 computes 30 us before each of 8 windows of 32
 #     receives of 64 KiB, then waits in its receives (80 ping-pongs). It must find itself
 #     late and tell rank 0, whose messages then go eagerly (in several chunks: above a
