@@ -282,8 +282,9 @@ void mca_btl_smx_chunks_fini(void)
 /* How many chunks of one size go by before one is written again (and so how many may be
  * out before the ones back are looked for): 16; for whole fragments, as many as fill the
  * policy's cycle (btl_smx_policy.c: twice the largest L2, at least 1 MiB; half the L2 on a
- * crowded node), as far as the area allows. A chunk's lines have then left the receiver's
- * L2 when it is written again (smx_chunk_ready). A longer cycle helped messages that fill
+ * crowded node), as far as the area allows. Except on a crowded node, a chunk's lines
+ * have then left the receiver's L2 when it is written again (smx_chunk_ready), where the
+ * writer would have to take them back one by one. A longer cycle helped messages that fill
  * little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
  * shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The pair
  * ring") has the timings. Instead, a ring record's payload moves on through its chunk
