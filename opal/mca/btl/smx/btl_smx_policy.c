@@ -156,7 +156,8 @@ void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *
      * its chunks) and lets the sender go on: there every receiver is taken for late, up
      * to two fragments (4-rank all-to-all on 2 cores, in cache: 40,000 B-64 KiB
      * 1.10-1.14x; mca_btl_smx_policy_apply). */
-    p->late_all = smx_crowded() && !p->every_get_single && SMX_SKEW_ON == c->skew;
+    p->late_all = smx_crowded() && !p->every_get_single && SMX_SKEW_ON == c->skew
+                  && 0 != c->skew_eager_max;
     p->window_max = window ? (size_t) c->single_copy_window_max : 0;
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         struct smx_class_policy *k = &p->cls[cls];
@@ -208,7 +209,7 @@ void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module)
     if (0 != c->skew_eager_max && c->skew_eager_max > eager
         && (SMX_SKEW_ALWAYS == c->skew || module->late_peers > 0)) {
         eager = c->skew_eager_max;
-    } else if (mca_btl_smx_policy.late_all && 0 != c->skew_eager_max) {
+    } else if (mca_btl_smx_policy.late_all) {
         const size_t two = 2 * mca_btl_smx_chunk_room_max();
         const size_t late = c->skew_eager_max < two ? c->skew_eager_max : two;
         eager = late > eager ? late : eager;

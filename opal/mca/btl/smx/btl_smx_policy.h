@@ -41,7 +41,8 @@ struct smx_policy {
     int pieces_max;         /* a peer's get pieces of mine in shared memory at a time */
     uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again */
     bool late_all;          /* every receiver taken for late (btl_smx_skew.c): crowded,
-                               and gets not all by single copy */
+                               gets not all by single copy, and a skew limit the area
+                               allows */
     /* what it was built from, for btl_base_verbose */
     double cost;            /* a single copy in memcpys; < 0: unknown */
     const char *cost_origin;
