@@ -966,6 +966,9 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
                 || SMX_KIND_RING == ref->kind) {
                 mca_btl_smx_fatal(ep, "a message outside its segment");
             }
+            if (0 == n) { /* (the first this poll found) */
+                smx_prefetch_away((char *) ep->peer_segment + ref->offset, ref->len);
+            }
             smx_deliver(ep, ref->kind, rec->tag, (char *) ep->peer_segment + ref->offset,
                         ref->len);
         } else {
