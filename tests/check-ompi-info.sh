@@ -21,6 +21,15 @@ for so in mca_btl_smx.so mca_smsc_knemlike.so; do
 	fi
 done
 
+# A component is a shared object that may leave symbols for Open MPI to resolve when it is
+# loaded; one of its own left undefined (a function renamed on one side only) would fail
+# only then, in the first job that calls it. Both name theirs mca_btl_smx_/mca_smsc_knemlike_.
+for so in mca_btl_smx.so mca_smsc_knemlike.so; do
+	own=$(nm -D --undefined-only "$SMX_BUILD/.libs/$so" | awk '{print $NF}' |
+		grep -E '^(mca_btl_smx_|mca_smsc_knemlike_|smx_|knemlike_)' || true)
+	[ -z "$own" ] || fail "$so leaves symbols of its own undefined: $(echo $own)"
+done
+
 components=$("$ompi_info" 2>&1)
 grep -Eq 'MCA btl: smx \(' <<<"$components" || fail "ompi_info does not list 'MCA btl: smx'"
 grep -Eq 'MCA smsc: knemlike \(' <<<"$components" || fail "ompi_info does not list 'MCA smsc: knemlike'"

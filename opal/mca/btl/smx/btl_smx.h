@@ -207,7 +207,7 @@ struct mca_btl_smx_component_t {
     mca_btl_smx_endpoint_t **active; /* peers with fragments pending or gets to serve */
     int num_active;
     uint64_t area_used;              /* bytes of my chunk area carved so far */
-    uint64_t area_carved[SMX_CHUNK_CLASSES]; /* ... for each size (btl_smx_send.c) */
+    uint64_t area_carved[SMX_CHUNK_CLASSES]; /* ... for each size (btl_smx_chunks.c) */
     uint64_t rings_used;             /* bytes of my ring area carved so far */
     int pair_rings;                  /* pair rings I made */
     struct smx_chunk_slot *chunk_free[SMX_CHUNK_CLASSES]; /* my chunks ready for use, */
@@ -283,11 +283,37 @@ uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given);
 const char *mca_btl_smx_smsc_selected(void);
 char mca_btl_smx_ptrace_scope(void);
 
-/* btl_smx_module.c */
+/* What a process publishes of its segment (its btl's modex entry): the descriptor a peer
+ * maps the segment by; the file descriptor the process keeps open to it, which a process
+ * of another job opens through /proc once the file is gone (-1: none); its cpuset as a
+ * list, "" if unknown, NUL-terminated. */
+struct smx_modex {
+    opal_shmem_ds_t ds;
+    int32_t fd;
+    char cpuset[];
+};
+
+/* btl_smx_segment.c: my segment; map every page of [addr, addr + len) now, writable or
+ * for reading (not to fault them one by one during the first transfers). */
 int mca_btl_smx_segment_create(void);
 int mca_btl_smx_segment_publish(void);
 void mca_btl_smx_segment_destroy(void);
+void mca_btl_smx_prefault(void *addr, size_t len, bool write);
+
+/* btl_smx_endpoint.c: the local rank of a peer of this job on this node other than me,
+ * SMX_GUEST for a process of another job on this node, -1 if none; the endpoint of a
+ * peer (local rank, or SMX_GUEST), attached on first sight, NULL if it cannot be reached;
+ * the peer of another job that took slot k of my queue (NULL: none that can be
+ * reached). */
+#define SMX_GUEST (-2)
+int mca_btl_smx_local_rank_of(opal_proc_t *proc);
+mca_btl_smx_endpoint_t *mca_btl_smx_endpoint_of(opal_proc_t *proc, int local_rank);
+mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k);
+
+/* btl_smx_recv.c */
 int mca_btl_smx_progress(void);
+
+/* btl_smx_module.c */
 void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what) __opal_attribute_noreturn__;
 
 /* btl_smx_send.c: the one place a message enters shared memory */

@@ -107,8 +107,8 @@ static int smx_find_classes(int present[SMX_CLASS_COUNT])
     return smx_locality_classes_present(opal_hwloc_topology, mine, present);
 }
 
-/* Limits come from the policy, built at the first add_procs (btl_smx_module.c): ob1
- * reads a module's limits only after bml_add_procs. */
+/* Limits come from the policy, built at the first add_procs (mca_btl_smx_policy_setup):
+ * ob1 reads a module's limits only after bml_add_procs. */
 static mca_btl_smx_module_t *smx_module_create(int cls)
 {
     mca_btl_smx_module_t *module = calloc(1, sizeof(*module));
@@ -188,7 +188,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         return NULL;
     }
     /* Local rank 0 reads the node's calibration file, or measures, once for the node, and
-     * leaves what it found in its segment's header for the others (btl_smx_module.c reads
+     * leaves what it found in its segment's header for the others (btl_smx_policy.c reads
      * it at the first add_procs): every process then takes the same decisions, and N
      * processes do not measure at once. */
     mca_btl_smx_calibrate_node();

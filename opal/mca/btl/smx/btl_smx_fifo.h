@@ -140,7 +140,7 @@ static inline uint32_t smx_record_span(uint32_t lines)
  * A larger message goes in a chunk the record points to: a ring's lines beyond its laps
  * come round again while the reader's L2 still holds them, and its writer then has to take
  * each line back from there; chunks come round only after twice an L2's worth
- * (smx_chunks_cycle in btl_smx_send.c). */
+ * (smx_chunks_cycle in btl_smx_chunks.c). */
 static inline bool smx_ring_carries(uint32_t size, uint32_t lines)
 {
     return lines <= size / 16 && smx_record_span(lines) <= SMX_RING_MEDIUM;
@@ -252,11 +252,13 @@ static inline __attribute__((always_inline)) void smx_prefetch(const void *first
  * poll that was waiting for it: fetch all its lines while the upper layer matches it, if
  * it has at most SMX_PREFETCH_MAX bytes. The hardware prefetchers start on a page only
  * once the copy out has missed there. Measured on the Zen 5 development VM (2026-11-29,
- * tests/bench/run-bench, against two copies of the build before in the same runs):
- * ping-pong in cache 4 KiB 1.09-1.10x, 5,000 B 1.02-1.08x (in the VM's far state 1.15-1.25x
- * against one copy); an exchange 4 KiB 1.04-1.07x, 5,000-6,000 B 0.94-1.0x. Only part of a payload fetched was slower than none (4 KiB with its first 1,
- * 2 or 4 KiB fetched: 0.88-0.93x), and all of 16 KiB too (0.93x); records found behind the
- * first in one poll are a stream, which the hardware prefetchers already follow. */
+ * tests/bench/run-bench, against copies of the build before in the same runs): ping-pong
+ * in cache 4 KiB 1.09-1.10x, 5,000 B 1.02-1.08x (in the VM's far state 1.17-1.21x); an
+ * exchange 4 KiB 1.04-1.07x, 5,000-6,000 B 0.94-1.0x. Part of a payload fetched was
+ * slower than none (4 KiB with its first 1, 2 or 4 KiB fetched: 0.84-0.95x), and all of
+ * 16 KiB too (0.91-0.99x); records found behind the first in one poll are a stream, which
+ * the hardware prefetchers already follow (docs/performance.md, "A chunk's lines fetched
+ * while ob1 matches"). */
 #define SMX_PREFETCH_MAX 6144u
 static inline __attribute__((always_inline)) void smx_prefetch_away(const void *data, size_t bytes)
 {

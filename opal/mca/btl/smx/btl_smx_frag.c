@@ -15,7 +15,7 @@
  *  1. A receiver takes every message that has arrived whenever it progresses (marking its
  *     chunk done, its ring lines consumed, its queue entry free), whatever its
  *     own resources: handling a message may queue outgoing fragments, never wait for
- *     them (btl_smx_module.c, mca_btl_smx_progress). Every process waiting in MPI
+ *     them (btl_smx_recv.c, mca_btl_smx_progress). Every process waiting in MPI
  *     progresses, so every posted message is taken.
  *  2. A queued fragment is posted as soon as there is room (a chunk of my area, an entry
  *     of the peer's queue, lines of my ring to it), which (1) provides; it

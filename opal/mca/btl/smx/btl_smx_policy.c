@@ -37,7 +37,7 @@ static bool smx_crowded(void)
 }
 
 /* What a process keeps in shared memory for its large messages (btl_smx_get.c;
- * btl_smx_send.c, smx_chunks_cycle).
+ * btl_smx_chunks.c, smx_chunks_cycle).
  * - A peer's get pieces of mine in flight: 32 fragments' worth (as in the rings of 32
  *   slots the design began with), so that a receiver running beside me never waits.
  * - Whole-fragment chunks written before one is written again: twice the largest L2, at
@@ -346,4 +346,21 @@ void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx
                         NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer",
                         SMX_COPY_SINGLE == k->pick ? "single" : "double",
                         k->cost[SMX_COPY_SINGLE], k->cost[SMX_COPY_DOUBLE]);
+}
+
+/* The policy from the node's numbers, as local rank 0 found them at init (its segment,
+ * which the first add_procs maps with the others: btl_smx_calibrate.c). */
+void mca_btl_smx_policy_setup(void)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const mca_btl_smx_endpoint_t *first = c->peers[0];
+    const struct smx_segment_header *h = 0 == c->local_rank ? c->segment
+                                         : NULL != first ? first->peer_segment : NULL;
+
+    mca_btl_smx_policy_build_for_node(h);
+    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        if (NULL != c->modules[cls]) {
+            mca_btl_smx_policy_apply(c->modules[cls]);
+        }
+    }
 }

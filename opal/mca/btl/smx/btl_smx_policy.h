@@ -68,6 +68,9 @@ void mca_btl_smx_calibrate_node(void);
 /* Every process, at its first add_procs: the policy from the node's numbers as local rank
  * 0's header 'h' holds them (NULL, or not filled: this process measures for itself). */
 void mca_btl_smx_policy_build_for_node(const struct smx_segment_header *h);
+/* The same at the first add_procs, from local rank 0's segment (mapped first), and every
+ * module given its limits. */
+void mca_btl_smx_policy_setup(void);
 /* Give a module the limits of its class (shorter while a peer's measurements say so:
  * mca_btl_smx_copy_measured): the one place a module's limits are set. */
 void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);

@@ -11,10 +11,10 @@
  * fragment that finds no room waits on its endpoint, in order, for progress to post it;
  * its completion always comes from progress (ob1 may call btl_send from its callbacks).
  *
- * Chunks come in three sizes, carved from my area as first needed and never given back:
- * one is reused once its receiver is through with it. So a process takes of /dev/shm
- * what it had in flight at most, within btl_smx_budget_kb. Receivers free chunks and ring
- * lines whenever they progress, whatever their own room (btl_smx_frag.c: no deadlock).
+ * Chunks (btl_smx_chunks.c) are carved from my area as first needed and reused, so a
+ * process takes of /dev/shm what it had in flight at most, within btl_smx_budget_kb.
+ * Receivers free chunks and ring lines whenever they progress, whatever their own room
+ * (btl_smx_frag.c: no deadlock).
  *
  * Threads: everything here runs with the peer's lock held, and takes the component's
  * only around the chunk area and its lists (btl_smx.h, at the endpoint; docs/design.md,
@@ -28,367 +28,22 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_policy.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Private record of one chunk of my area. */
-struct smx_chunk_slot {
-    struct smx_chunk_slot *next;
-    struct smx_chunk *chunk;
-    uint64_t offset;                /* in my segment */
-    mca_btl_smx_endpoint_t *ep;     /* whose message it holds while busy */
-    struct smx_chunk_slot *parts;   /* the chunks of the message it lists (SMX_KIND_MULTI) */
-    uint64_t release;               /* ring records: free once 'consumed' reaches this */
-    uint32_t rot;                   /* where a ring record's payload goes in it next */
-    int cls;
-};
-
-/* Payload bytes of a chunk of each class: ob1 headers and get requests; an eager
- * message at btl/sm's eager limit with its header; a whole fragment. */
-static size_t smx_chunk_room(int cls)
-{
-    static const size_t room[SMX_CHUNK_CLASSES - 1] = {256, 4096 + 256};
-    const size_t frag = (size_t) mca_btl_smx_component.frag_size;
-    return cls < SMX_CHUNK_CLASSES - 1 && room[cls] < frag ? room[cls] : frag;
-}
-
-/* Bytes a chunk of class 'cls' takes of the area. */
-static uint64_t smx_chunk_bytes(int cls)
-{
-    return (sizeof(struct smx_chunk) + smx_chunk_room(cls) + SMX_CACHE_LINE - 1)
-           & ~(uint64_t) (SMX_CACHE_LINE - 1);
-}
-
-/* Eighths of the chunk area each size may carve: small, eager and whole-fragment chunks.
- * Kept apart so that a burst of one size can never leave no room for another (chunks are
- * recycled within their size only). */
-static const int smx_area_eighths[SMX_CHUNK_CLASSES] = {1, 2, 5};
-
-/* Chunks of each size the smallest area holds at least. */
-static const int smx_area_least[SMX_CHUNK_CLASSES] = {8, 4, 5};
-
-uint64_t mca_btl_smx_area_min(void)
-{
-    uint64_t least = 0;
-
-    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
-        const uint64_t e = (uint64_t) smx_area_eighths[cls];
-        const uint64_t need = ((uint64_t) smx_area_least[cls] * smx_chunk_bytes(cls) + e - 1)
-                              / e * 8;
-        least = need > least ? need : least;
-    }
-    return least;
-}
-
-/* Bytes of the lines of the k-th ring I make (from 0). */
-static uint32_t smx_ring_size(int k)
-{
-    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    return k < SMX_RINGS_LARGE ? c->ring_size : c->ring_size_rest;
-}
-
-uint64_t mca_btl_smx_rings_bytes(int n)
-{
-    uint64_t bytes = 0;
-
-    for (int k = 0; k < n; ++k) {
-        bytes += sizeof(struct smx_pair_ring) + (uint64_t) smx_ring_size(k);
-    }
-    return bytes;
-}
-
-/* Carve 'bytes' (whole cache lines) from my chunk area for a chunk of class 'cls', or
- * from my ring area for a ring (cls SMX_CHUNK_CLASSES); NULL when that has had its
- * share. */
-static void *smx_area_carve(int cls, size_t bytes, uint64_t *offset)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const struct smx_segment_header *h = c->segment;
-
-    bytes = (bytes + SMX_CACHE_LINE - 1) & ~(size_t) (SMX_CACHE_LINE - 1);
-    if (SMX_CHUNK_CLASSES == cls) {
-        if (c->rings_used + bytes > h->size - h->rings_offset) {
-            return NULL;
-        }
-        *offset = h->rings_offset + c->rings_used;
-        c->rings_used += bytes;
-    } else {
-        const uint64_t area = h->rings_offset - h->area_offset;
-        if (c->area_carved[cls] + bytes > area / 8 * (uint64_t) smx_area_eighths[cls]
-            || c->area_used + bytes > area) {
-            return NULL;
-        }
-        *offset = h->area_offset + c->area_used;
-        c->area_used += bytes;
-        c->area_carved[cls] += bytes;
-    }
-    return (char *) c->segment + *offset;
-}
-
-/* A chunk to the end of the ready ones of its size: reused in the order they came back,
- * so that its lines are written again once the receiver's caches have likely let them go
- * (a line another core still holds costs an invalidation to write). */
-static void smx_chunk_ready(struct smx_chunk_slot *s)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    s->next = NULL;
-    if (NULL == c->chunk_free[s->cls]) {
-        c->chunk_free[s->cls] = s;
-    } else {
-        c->chunk_free_last[s->cls]->next = s;
-    }
-    c->chunk_free_last[s->cls] = s;
-}
-
-/* A chunk back from its receiver (nothing in it is read any more), with the chunks it
- * listed (component lock held). */
-static void smx_chunk_unget(struct smx_chunk_slot *s)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    while (NULL != s) {
-        struct smx_chunk_slot *parts = s->parts;
-        s->parts = NULL;
-        (void) __atomic_sub_fetch(&s->ep->chunks_out, 1, __ATOMIC_RELAXED);
-        c->chunks_busy[s->cls]--;
-        smx_chunk_ready(s);
-        s = parts;
-    }
-}
-
-/* Chunks taken for one message and not sent, chained by 'next': back at once
- * (component lock held; smx_chunks_unget takes it). */
-static void smx_chunks_give_back(struct smx_chunk_slot *s)
-{
-    while (NULL != s) {
-        struct smx_chunk_slot *next = s->next;
-        s->parts = NULL;
-        smx_chunk_unget(s);
-        s = next;
-    }
-}
-
-static void smx_chunks_unget(struct smx_chunk_slot *s)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    OPAL_THREAD_LOCK(&c->lock);
-    smx_chunks_give_back(s);
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
-/* The chunks of ep's ring records that the reader is through with, its count of lines
- * consumed being 'seen' (component lock held). */
-static void smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep, uint64_t seen)
-{
-    while (NULL != ep->ref_first && ep->ref_first->release <= seen) {
-        struct smx_chunk_slot *s = ep->ref_first;
-        ep->ref_first = s->next;
-        if (NULL == ep->ref_first) {
-            ep->ref_last = NULL;
-        }
-        smx_chunk_unget(s);
-    }
-}
-
-/* Chunks sent through a queue come back when their receiver marks them done; chunks a
- * ring's record pointed to, when the reader's count of consumed lines passes the record
- * (read afresh here): no flag of the chunk's to write or read. */
-static void smx_chunks_reclaim(void)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
-        struct smx_chunk_slot **link = &c->chunk_busy[cls];
-        while (NULL != *link) {
-            struct smx_chunk_slot *s = *link;
-            if (1 == __atomic_load_n(&s->chunk->done, __ATOMIC_ACQUIRE)) {
-                *link = s->next;
-                smx_chunk_unget(s);
-            } else {
-                link = &s->next;
-            }
-        }
-    }
-    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
-        mca_btl_smx_endpoint_t *ep = c->peers[i];
-        if (NULL != ep && NULL != ep->ref_first) { /* (then ep->out is set) */
-            smx_ring_chunks_reclaim(ep, __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE));
-        }
-    }
-}
-
-void mca_btl_smx_chunks_reclaim(void)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    OPAL_THREAD_LOCK(&c->lock);
-    smx_chunks_reclaim();
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
-/* A slot's record, and those of the chunks it listed, freed (finalize). */
-static void smx_slot_free(struct smx_chunk_slot *s)
-{
-    while (NULL != s) {
-        struct smx_chunk_slot *parts = s->parts;
-        free(s);
-        s = parts;
-    }
-}
-
-void mca_btl_smx_chunks_fini(void)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
-        mca_btl_smx_endpoint_t *ep = c->peers[i];
-        if (NULL != ep) {
-            smx_slot_free(ep->stalled);
-            ep->stalled = NULL;
-        }
-        while (NULL != ep && NULL != ep->ref_first) {
-            struct smx_chunk_slot *s = ep->ref_first;
-            ep->ref_first = s->next;
-            smx_slot_free(s);
-        }
-    }
-    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
-        struct smx_chunk_slot **lists[2] = {&c->chunk_free[cls], &c->chunk_busy[cls]};
-        for (int l = 0; l < 2; ++l) {
-            while (NULL != *lists[l]) {
-                struct smx_chunk_slot *s = *lists[l];
-                *lists[l] = s->next;
-                smx_slot_free(s);
-            }
-        }
-    }
-    c->area_used = c->rings_used = 0;
-    memset(c->area_carved, 0, sizeof(c->area_carved));
-    memset(c->chunks_busy, 0, sizeof(c->chunks_busy));
-    c->pair_rings = 0;
-}
-
-/* How many chunks of one size go by before one is written again (and so how many may be
- * out before the ones back are looked for): 16; for whole fragments, as many as fill the
- * policy's cycle (btl_smx_policy.c: twice the largest L2, at least 1 MiB; half the L2 on a
- * crowded node), as far as the area allows. Except on a crowded node, a chunk's lines
- * have then left the receiver's L2 when it is written again (smx_chunk_ready), where the
- * writer would have to take them back one by one. A longer cycle helped messages that fill
- * little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
- * shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The pair
- * ring") has the timings. Instead, a ring record's payload moves on through its chunk
- * from one use to the next (mca_btl_smx_post_begin), so that small ones too come back to
- * a line only after the whole cycle's bytes. */
-#define SMX_CHUNKS_CYCLE 16
-
-static int smx_chunks_cycle(int cls)
-{
-    if (SMX_CHUNK_CLASSES - 1 != cls) {
-        return SMX_CHUNKS_CYCLE;
-    }
-    const uint64_t n = mca_btl_smx_policy.chunk_cycle / smx_chunk_bytes(cls);
-    return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
-}
-
-/* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
-static struct smx_chunk_slot *smx_chunk_carve(int cls)
-{
-    struct smx_chunk_slot *s = malloc(sizeof(*s));
-    uint64_t offset;
-
-    if (NULL == s) {
-        return NULL;
-    }
-    s->chunk = smx_area_carve(cls, smx_chunk_bytes(cls), &offset);
-    if (NULL == s->chunk) {
-        free(s);
-        return NULL;
-    }
-    s->offset = offset;
-    s->cls = cls;
-    s->rot = 0;
-    smx_chunk_ready(s);
-    return s;
-}
-
-/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one
- * (component lock held). */
-static struct smx_chunk_slot *smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_chunk_slot *s;
-
-    /* Looking for the chunks receivers are through with reads lines they write (a cache
-     * miss each): done only once smx_chunks_cycle() of a size are out, or none can be made
-     * any more. In between, new chunks are carved, and the ones out come back together. */
-    const int cycle = smx_chunks_cycle(cls);
-    if (NULL == c->chunk_free[cls] && c->chunks_busy[cls] >= cycle) {
-        smx_chunks_reclaim();
-    }
-    s = c->chunk_free[cls];
-    if (NULL == s) {
-        s = smx_chunk_carve(cls);
-    }
-    if (NULL == s && c->chunks_busy[cls] < cycle) {
-        smx_chunks_reclaim();
-        s = c->chunk_free[cls];
-    }
-    if (NULL == s) {
-        return NULL; /* the area is used up: wait for receivers to finish some */
-    }
-    c->chunk_free[cls] = s->next;
-    s->ep = ep;
-    s->next = NULL;
-    s->parts = NULL;
-    (void) __atomic_add_fetch(&ep->chunks_out, 1, __ATOMIC_RELAXED);
-    c->chunks_busy[cls]++;
-    return s;
-}
-
-/* A chunk for 'len' payload bytes to ep, of the smallest class that holds them
- * (component lock held). */
-static struct smx_chunk_slot *smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, size_t len)
-{
-    int cls = 0;
-
-    while (cls < SMX_CHUNK_CLASSES - 1 && len > smx_chunk_room(cls)) {
-        cls++;
-    }
-    if (len > smx_chunk_room(cls)) {
-        return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
-    }
-    return smx_chunk_take(ep, cls);
-}
-
-/* The same, taking the component lock. */
-static struct smx_chunk_slot *smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_chunk_slot *s;
-
-    OPAL_THREAD_LOCK(&c->lock);
-    s = smx_chunk_take_for(ep, len);
-    OPAL_THREAD_UNLOCK(&c->lock);
-    return s;
-}
-
 /* A chunk for a message through the peer's queue; the entry is claimed at commit, right
  * before it is filled, so that a sender descheduled while it copies never holds up the
  * receiver's queue. */
 static bool smx_queue_begin(mca_btl_smx_endpoint_t *ep, size_t len, struct smx_post *p)
 {
-    p->slot = smx_chunk_get(ep, len);
+    p->slot = mca_btl_smx_chunk_get(ep, len);
     if (NULL == p->slot) {
         return false;
     }
@@ -472,7 +127,7 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     OPAL_THREAD_LOCK(&c->lock);
     if (c->pair_rings < c->pair_rings_max) {
         lines = smx_ring_size(c->pair_rings) / SMX_CACHE_LINE;
-        ring = smx_area_carve(SMX_CHUNK_CLASSES,
+        ring = mca_btl_smx_area_carve(SMX_CHUNK_CLASSES,
                               sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE, &offset);
         if (NULL == ring) {
             c->pair_rings = c->pair_rings_max; /* (cannot happen: room for the most is made) */
@@ -481,7 +136,7 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
         }
     }
     if (NULL == ring) {
-        smx_chunk_unget(p.slot);
+        mca_btl_smx_chunk_unget(p.slot);
         OPAL_THREAD_UNLOCK(&c->lock);
         return;
     }
@@ -492,7 +147,7 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
         || 0 != posix_fallocate(c->segment_fd, (off_t) offset,
                                 (off_t) (sizeof(*ring) + (size_t) lines * SMX_CACHE_LINE))) {
         OPAL_THREAD_LOCK(&c->lock);
-        smx_chunk_unget(p.slot);
+        mca_btl_smx_chunk_unget(p.slot);
         c->pair_rings = c->pair_rings_max;
         OPAL_THREAD_UNLOCK(&c->lock);
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
@@ -581,17 +236,17 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
         return true;
     }
     OPAL_THREAD_LOCK(&c->lock);
-    smx_ring_chunks_reclaim(ep, ep->out_seen);
+    mca_btl_smx_ring_chunks_reclaim(ep, ep->out_seen);
     /* Anything above a small chunk in a whole-fragment one, whose lines come round only
      * after the longest cycle (smx_chunks_cycle), where the area has one; the eager
      * size's chunks are for the queue, whose receiver reads the payload where the chunk's
      * header says. (One hold of the lock for both.) */
     p->slot = NULL;
     if (len > smx_chunk_room(0)) {
-        p->slot = smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1);
+        p->slot = mca_btl_smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1);
     }
     if (NULL == p->slot) {
-        p->slot = smx_chunk_take_for(ep, len);
+        p->slot = mca_btl_smx_chunk_take_for(ep, len);
     }
     /* The chunk comes back with the record that will point to it, once the reader is past
      * that record's lines (it cannot be before the record is written; a record abandoned
@@ -669,22 +324,6 @@ void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, siz
     smx_post_commit(ep, p, len, kind, tag, NULL);
 }
 
-size_t mca_btl_smx_chunk_room_max(void)
-{
-    return smx_chunk_room(SMX_CHUNK_CLASSES - 1);
-}
-
-uint64_t mca_btl_smx_frag_chunks_max(void)
-{
-    const struct smx_segment_header *h = mca_btl_smx_component.segment;
-    const int cls = SMX_CHUNK_CLASSES - 1;
-
-    if (NULL == h) {
-        return 0;
-    }
-    return (h->rings_offset - h->area_offset) / 8 * (uint64_t) smx_area_eighths[cls]
-           / smx_chunk_bytes(cls);
-}
 
 bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
                             struct opal_convertor_t *convertor, size_t payload_size,
@@ -708,8 +347,8 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
      * are as large, but far fewer) */
     OPAL_THREAD_LOCK(&mca_btl_smx_component.lock); /* (taken together: all or none) */
     for (size_t k = 0; k < count; ++k) {
-        if (NULL == (s = smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1))) {
-            smx_chunks_give_back(parts);
+        if (NULL == (s = mca_btl_smx_chunk_take(ep, SMX_CHUNK_CLASSES - 1))) {
+            mca_btl_smx_chunks_give_back(parts);
             OPAL_THREAD_UNLOCK(&mca_btl_smx_component.lock);
             return false;
         }
@@ -719,7 +358,7 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
     }
     OPAL_THREAD_UNLOCK(&mca_btl_smx_component.lock);
     if (!mca_btl_smx_post_begin(ep, list_len, false, &p)) {
-        smx_chunks_unget(parts);
+        mca_btl_smx_chunks_unget(parts);
         return false;
     }
     list = p.data;
@@ -747,7 +386,7 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
         if (opal_convertor_pack(convertor, iov, &iov_count, &packed) < 0
             || packed != payload_size) {
             mca_btl_smx_post_abandon(ep, &p);
-            smx_chunks_unget(parts);
+            mca_btl_smx_chunks_unget(parts);
             return false;
         }
     }
@@ -765,7 +404,7 @@ void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p)
      * (mca_btl_smx_post_begin) and comes back from there */
     if (NULL != p->slot && NULL == p->rec) {
         OPAL_THREAD_LOCK(&c->lock);
-        smx_chunk_unget(p->slot);
+        mca_btl_smx_chunk_unget(p->slot);
         OPAL_THREAD_UNLOCK(&c->lock);
     }
 }

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx chunks: my segment's chunk area, carved as first needed and reused (private to
+ * btl_smx_chunks.c and btl_smx_send.c; the layout in btl_smx_types.h).
+ */
+#ifndef MCA_BTL_SMX_CHUNKS_H
+#define MCA_BTL_SMX_CHUNKS_H
+
+#include "btl_smx.h"
+#include "btl_smx_types.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Private record of one chunk of my area. */
+struct smx_chunk_slot {
+    struct smx_chunk_slot *next;
+    struct smx_chunk *chunk;
+    uint64_t offset;                /* in my segment */
+    mca_btl_smx_endpoint_t *ep;     /* whose message it holds while busy */
+    struct smx_chunk_slot *parts;   /* the chunks of the message it lists (SMX_KIND_MULTI) */
+    uint64_t release;               /* ring records: free once 'consumed' reaches this */
+    uint32_t rot;                   /* where a ring record's payload goes in it next */
+    int cls;
+};
+
+/* Payload bytes of a chunk of each class: ob1 headers and get requests; an eager
+ * message at btl/sm's eager limit with its header; a whole fragment. */
+static inline size_t smx_chunk_room(int cls)
+{
+    static const size_t room[SMX_CHUNK_CLASSES - 1] = {256, 4096 + 256};
+    const size_t frag = (size_t) mca_btl_smx_component.frag_size;
+    return cls < SMX_CHUNK_CLASSES - 1 && room[cls] < frag ? room[cls] : frag;
+}
+
+/* Bytes of the lines of the k-th ring I make (from 0). */
+static inline uint32_t smx_ring_size(int k)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    return k < SMX_RINGS_LARGE ? c->ring_size : c->ring_size_rest;
+}
+
+/* Carve 'bytes' (whole cache lines) from my chunk area for a chunk of class 'cls', or
+ * from my ring area for a ring (cls SMX_CHUNK_CLASSES); NULL when that has had its
+ * share. */
+void *mca_btl_smx_area_carve(int cls, size_t bytes, uint64_t *offset);
+/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one; or
+ * for 'len' payload bytes, of the smallest class that holds them (component lock held);
+ * the same, taking the component lock. NULL: none now. */
+struct smx_chunk_slot *mca_btl_smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls);
+struct smx_chunk_slot *mca_btl_smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, size_t len);
+struct smx_chunk_slot *mca_btl_smx_chunk_get(mca_btl_smx_endpoint_t *ep, size_t len);
+/* A chunk back from its receiver, with the chunks it listed (component lock held). */
+void mca_btl_smx_chunk_unget(struct smx_chunk_slot *s);
+/* Chunks taken for one message and not sent, chained by 'next', back at once: with the
+ * component lock held, or taking it. */
+void mca_btl_smx_chunks_give_back(struct smx_chunk_slot *s);
+void mca_btl_smx_chunks_unget(struct smx_chunk_slot *s);
+/* The chunks of ep's ring records the reader is through with, its count of lines consumed
+ * being 'seen' (component lock held). */
+void mca_btl_smx_ring_chunks_reclaim(mca_btl_smx_endpoint_t *ep, uint64_t seen);
+
+#endif /* MCA_BTL_SMX_CHUNKS_H */

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * btl/smx endpoints: a peer's endpoint, made when it is first seen (add_procs, or the
+ * first message of a process of another job), with its segment mapped and its class
+ * found.
+ */
+#include "opal_config.h"
+
+#include "opal/mca/hwloc/base/base.h"
+#include "opal/mca/pmix/pmix-internal.h"
+#include "opal/mca/shmem/base/base.h"
+#include "opal/mca/smsc/smsc.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+#include "btl_smx.h"
+#include "btl_smx_types.h"
+#include "btl_smx_get.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
+{
+    OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&ep->push_in_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    OBJ_CONSTRUCT(&ep->serving, opal_list_t);
+    ep->pulling = 0;
+    ep->pull_since = ep->pull_bytes = 0;
+    ep->pull_size = 0;
+    ep->pull_work = 0;
+    smx_adapt_init(&ep->adapt);
+    smx_store_init(&ep->store);
+    ep->short_eager = false;
+    ep->skew_late = ep->skew_told = false;
+    ep->skew_get_end = ep->skew_idle_seen = 0;
+    ep->skew_waited = ep->skew_late_gets = 0;
+    ep->push_token = ep->push_in = 0;
+    ep->push_armed = false;
+    ep->push_serve = NULL;
+    ep->push_in_size = ep->push_in_arrived = 0;
+    ep->push_in_parked = NULL;
+    ep->push_in_op = NULL;
+    ep->module = NULL;
+    ep->peer_segment = NULL;
+    ep->peer_ds = NULL;
+    ep->smsc_endpoint = NULL;
+    ep->queue_seen = 0;
+    ep->queued = 0;
+    ep->stalled = NULL;
+    ep->out = ep->in = NULL;
+    ep->out_head = ep->out_seen = ep->in_tail = 0;
+    ep->chunks_out = 0;
+    ep->ref_first = ep->ref_last = NULL;
+    ep->active = false;
+    ep->described = false;
+}
+
+static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
+{
+    opal_list_item_t *item;
+
+    while (NULL != (item = opal_list_remove_first(&ep->serving))) {
+        mca_btl_smx_serve_drop(item);
+    }
+    OBJ_DESTRUCT(&ep->serving);
+    mca_btl_smx_push_fini(ep);
+    /* Fragments never posted (finalize with no room at the peer): back to the pool. */
+    while (NULL != (item = opal_list_remove_first(&ep->pending))) {
+        mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
+    }
+    OBJ_DESTRUCT(&ep->pending);
+    if (NULL != ep->smsc_endpoint) {
+        MCA_SMSC_CALL(return_endpoint, ep->smsc_endpoint);
+    }
+    if (NULL != ep->peer_segment) {
+        (void) opal_shmem_segment_detach(ep->peer_ds);
+    }
+    free(ep->peer_ds);
+    OBJ_DESTRUCT(&ep->lock);
+    OBJ_DESTRUCT(&ep->push_in_lock);
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_smx_endpoint_t, opal_list_item_t, smx_endpoint_construct,
+                   smx_endpoint_destruct);
+
+/* The locality class of a peer with this cpuset (btl_smx_locality.c). Not the runtime's
+ * locality flags (OPAL_PROC_ON_L2CACHE...): init creates a module per class that can
+ * occur here from my binding and hwloc alone, before any peer is known, and a pair's
+ * class must come from the same rule applied to the same two cpusets. */
+static int smx_peer_class(const char *peer_cpuset)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int cls = SMX_CLASS_REMOTE;
+
+    if (NULL != opal_hwloc_topology) {
+        hwloc_bitmap_t peer = hwloc_bitmap_alloc();
+        if (NULL != peer) {
+            if (NULL == peer_cpuset || '\0' == *peer_cpuset
+                || 0 != hwloc_bitmap_list_sscanf(peer, peer_cpuset)) {
+                hwloc_bitmap_zero(peer);
+            }
+            cls = smx_locality_class(opal_hwloc_topology, (hwloc_bitmap_t) c->my_cpuset, peer);
+            hwloc_bitmap_free(peer);
+        }
+    }
+    return cls;
+}
+
+/* Present classes cover every peer (btl_smx_locality.h); should a topology ever
+ * disagree, the nearest class that has a module takes the peer, a wider one first. */
+static int smx_module_class(int cls)
+{
+    for (int d = 0; d < 2 * SMX_CLASS_COUNT; ++d) {
+        int k = d < SMX_CLASS_COUNT ? cls + d : cls - (d - SMX_CLASS_COUNT) - 1;
+        if (k >= 0 && k < SMX_CLASS_COUNT && NULL != mca_btl_smx_component.modules[k]) {
+            return k;
+        }
+    }
+    return 0; /* init creates at least one module */
+}
+
+/* Map the segment of a peer (local_rank -1: a process of another job on this node) and
+ * take a slot in its queue. */
+static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_local_rank)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const bool guest = peer_local_rank < 0;
+    const size_t fixed = offsetof(struct smx_modex, cpuset);
+    char *blob = NULL, *cpuset;
+    size_t blob_size = 0;
+    int32_t fd;
+    int rc;
+
+    if (peer_local_rank == c->local_rank) {
+        return OPAL_ERR_UNREACH;
+    }
+    /* Another job's values are not in my job's local store: PMIx fetches them. */
+    if (guest) {
+        OPAL_MODEX_RECV(rc, &c->super.btl_version, &proc->proc_name, (void **) &blob,
+                        &blob_size);
+    } else {
+        OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name,
+                                  (void **) &blob, &blob_size);
+    }
+    if (OPAL_SUCCESS != rc || NULL == blob || blob_size <= fixed || '\0' != blob[blob_size - 1]
+        || NULL == (ep->peer_ds = calloc(1, sizeof(opal_shmem_ds_t)))) {
+        free(blob);
+        return OPAL_ERR_UNREACH;
+    }
+    /* (copied out: the buffer PMIx hands back need not be aligned for the struct) */
+    memcpy(ep->peer_ds, blob + offsetof(struct smx_modex, ds), sizeof(*ep->peer_ds));
+    memcpy(&fd, blob + offsetof(struct smx_modex, fd), sizeof(fd));
+    cpuset = blob + fixed;
+    ep->peer_ds->seg_name[sizeof(ep->peer_ds->seg_name) - 1] = '\0';
+    if (guest) {
+        /* Its file went once its own job had mapped it: the descriptor its creator keeps
+         * open reaches the same memory (for a process of the same user, as CMA). */
+        int probe = -1;
+        if (fd >= 0) {
+            snprintf(ep->peer_ds->seg_name, sizeof(ep->peer_ds->seg_name), "/proc/%d/fd/%d",
+                     (int) ep->peer_ds->seg_cpid, (int) fd);
+            probe = open(ep->peer_ds->seg_name, O_RDWR | O_CLOEXEC);
+        }
+        if (probe < 0) {
+            opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                                "btl:smx: cannot open the segment of %s, of "
+                                "another job, as %s: %s", OPAL_NAME_PRINT(proc->proc_name),
+                                fd >= 0 ? ep->peer_ds->seg_name : "(none kept open)",
+                                fd >= 0 ? strerror(errno) : "");
+            free(blob);
+            return OPAL_ERR_UNREACH;
+        }
+        close(probe);
+    }
+    ep->peer_segment = opal_shmem_segment_attach(ep->peer_ds);
+    if (NULL == ep->peer_segment) {
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
+                            "btl:smx: cannot map the segment of %s (%s)",
+                            OPAL_NAME_PRINT(proc->proc_name), ep->peer_ds->seg_name);
+        free(blob);
+        return OPAL_ERR_UNREACH;
+    }
+    struct smx_segment_header *h = ep->peer_segment;
+    if (SMX_SEGMENT_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE)
+        || (!guest && h->num_local != (uint32_t) c->num_local) || h->num_local < 1
+        || h->num_local > (1u << 20) || h->size > ep->peer_ds->seg_size
+        || h->queue_entries < 2 || 0 != (h->queue_entries & (h->queue_entries - 1))
+        || h->area_offset < sizeof(*h) + (uint64_t) h->queue_entries * sizeof(struct smx_queue_entry)
+        || h->area_offset > h->rings_offset || h->rings_offset > h->size) {
+        free(blob);
+        return OPAL_ERR_UNREACH;
+    }
+    if (guest) {
+        /* A slot in its queue, my name in it before any message of mine names the slot. */
+        const uint32_t k = __atomic_fetch_add(&h->guests, 1, __ATOMIC_RELAXED);
+        uint64_t name;
+        if (k >= SMX_GUESTS_MAX) {
+            opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
+                                "btl:smx: %s has taken %d processes of other "
+                                "jobs already, the most it can", OPAL_NAME_PRINT(proc->proc_name),
+                                SMX_GUESTS_MAX);
+            free(blob);
+            return OPAL_ERR_UNREACH;
+        }
+        memcpy(&name, &OPAL_PROC_MY_NAME, sizeof(name));
+        __atomic_store_n(&h->guest_name[k], name, __ATOMIC_RELEASE);
+        ep->slot_there = h->num_local + k;
+    } else {
+        ep->slot_there = (uint32_t) c->local_rank;
+        /* Every other local process of the job maps this file once; the last one unlinks
+         * it. */
+        if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t) c->num_local - 1) {
+            (void) opal_shmem_unlink(ep->peer_ds);
+        }
+    }
+    ep->cls = smx_module_class(smx_peer_class(cpuset));
+    ep->module = c->modules[ep->cls];
+    free(blob);
+    /* the pieces of its double copies come from its chunk area */
+    mca_btl_smx_prefault((char *) ep->peer_segment + h->area_offset,
+                         h->rings_offset - h->area_offset, false);
+
+    ep->proc = proc;
+    ep->peer_local_rank = peer_local_rank;
+    if (0 == peer_local_rank) {
+        c->transfers_in_flight = &h->transfers_in_flight;
+    }
+    if (NULL != mca_smsc && !c->smsc_forbidden) {
+        /* NULL is fine: this peer then gets double copy only (btl_smx_get.c) */
+        ep->smsc_endpoint = MCA_SMSC_CALL(get_endpoint, proc);
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_smx_local_rank_of(opal_proc_t *proc)
+{
+    uint16_t peer_local_rank, *rank_ptr = &peer_local_rank;
+    int rc;
+
+    /* btl/self carries messages to myself */
+    if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        return -1;
+    }
+    if (proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+        return SMX_GUEST;
+    }
+    OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
+    if (OPAL_SUCCESS != rc || peer_local_rank >= mca_btl_smx_component.num_local) {
+        return -1;
+    }
+    return peer_local_rank;
+}
+
+/* The endpoint of a peer (local rank, or SMX_GUEST), attached on first sight (for every
+ * module); NULL if it cannot be reached. A process of another job may be attached from
+ * add_procs and from progress (its first message) at once: under the lock. */
+mca_btl_smx_endpoint_t *mca_btl_smx_endpoint_of(opal_proc_t *proc, int local_rank)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    mca_btl_smx_endpoint_t *ep = NULL;
+
+    if (SMX_GUEST != local_rank) {
+        if (NULL == c->peers[local_rank]) {
+            ep = OBJ_NEW(mca_btl_smx_endpoint_t);
+            if (NULL != ep && OPAL_SUCCESS != smx_attach(ep, proc, local_rank)) {
+                OBJ_RELEASE(ep);
+                ep = NULL;
+            }
+            c->peers[local_rank] = ep;
+        }
+        return c->peers[local_rank];
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    for (int at = c->num_local; NULL == ep && at < c->num_peers; ++at) {
+        if (0 == opal_compare_proc(c->peers[at]->proc->proc_name, proc->proc_name)) {
+            ep = c->peers[at];
+        }
+    }
+    if (NULL == ep && c->num_peers < c->num_local + SMX_GUESTS_MAX
+        && NULL != (ep = OBJ_NEW(mca_btl_smx_endpoint_t))) {
+        if (OPAL_SUCCESS != smx_attach(ep, proc, -1)) {
+            OBJ_RELEASE(ep);
+            ep = NULL;
+        } else {
+            c->peers[c->num_peers++] = ep;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return ep;
+}
+
+/* The peer of another job that took slot k of my queue, from the name it left in my
+ * header: the first message of a spawned process may arrive before my own add_procs
+ * for it. NULL if it cannot be reached. */
+mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_segment_header *h = c->segment;
+    opal_process_name_t name;
+    opal_proc_t *proc;
+    uint64_t raw;
+
+    if (k >= SMX_GUESTS_MAX) {
+        return NULL;
+    }
+    if (NULL == c->guests[k]) {
+        raw = __atomic_load_n(&h->guest_name[k], __ATOMIC_ACQUIRE);
+        memcpy(&name, &raw, sizeof(name));
+        /* (on this node, as it wrote here; of another job, or it would not use a slot) */
+        proc = 0 == raw || name.jobid == OPAL_PROC_MY_NAME.jobid ? NULL : opal_proc_for_name(name);
+        if (NULL == proc) {
+            return NULL;
+        }
+        c->guests[k] = mca_btl_smx_endpoint_of(proc, SMX_GUEST);
+    }
+    return c->guests[k];
+}
