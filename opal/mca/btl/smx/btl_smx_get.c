@@ -66,7 +66,9 @@ void mca_btl_smx_serve_drop(opal_list_item_t *serve)
     opal_free_list_return(&mca_btl_smx_component.serves, (opal_free_list_item_t *) serve);
 }
 
-static inline void smx_count(uint32_t *counter, int delta)
+/* The node's count of large transfers in flight (local rank 0's segment; NULL: none),
+ * which the busy rule reads (btl_smx_policy.h, mca_btl_smx_node_busy). */
+static inline void smx_transfers_add(uint32_t *counter, int delta)
 {
     if (NULL != counter) {
         (void) __atomic_add_fetch(counter, (uint32_t) delta, __ATOMIC_RELAXED);
@@ -100,11 +102,11 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         uint64_t end;
         int rc;
 
-        smx_count(counter, 1);
+        smx_transfers_add(counter, 1);
         rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
                            (void *) (uintptr_t) remote_address, size,
                            mca_btl_smx_smsc_data(remote_handle));
-        smx_count(counter, -1);
+        smx_transfers_add(counter, -1);
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
@@ -146,7 +148,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
     }
-    smx_count(counter, 1);
+    smx_transfers_add(counter, 1);
     mca_btl_smx_count(&c->stats.gets_double_copy);
     /* Double copies are timed from the first of a run of gets to the last one's end: with
      * several in flight, none of them alone says what the pipeline delivers. The clock is
@@ -316,7 +318,7 @@ void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
                                   mca_btl_smx_policy.by_work ? ep->pull_work
                                                              : now - ep->pull_since);
     }
-    smx_count(op->counter, -1);
+    smx_transfers_add(op->counter, -1);
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);
     opal_free_list_return(&mca_btl_smx_component.get_ops, &op->super);
