@@ -195,7 +195,7 @@ TEST(ChoiceEagerLimit, FollowsTheRangeOfTheMessageAtHand)
     EXPECT_EQ(kLate, smx_choice_eager_limit(word | SMX_CHOICE_LATE, 5000, kFrag, kLate));
 }
 
-TEST(Choice, FirstMessageOfAWayIsNotCounted)
+TEST(Choice, FirstMessageOfTheWayInUseIsNotCounted)
 {
     struct smx_choice c;
     init_shared_cache(&c);
@@ -204,6 +204,22 @@ TEST(Choice, FirstMessageOfAWayIsNotCounted)
     EXPECT_EQ(0u, c.range[r].cost[SMX_WAY_DOUBLE]);
     smx_choice_measured(&c, 1 << 20, SMX_WAY_DOUBLE, 100000);
     EXPECT_EQ(100000u * 1024 / (1 << 20), c.range[r].cost[SMX_WAY_DOUBLE]);
+}
+
+TEST(Choice, ALosingTryCostsOneMessage)
+{
+    struct smx_choice c;
+    init_shared_cache(&c);
+    const size_t size = 4 << 20;
+    const int r = smx_choice_range_of(size);
+    smx_choice_measured(&c, size, SMX_WAY_DOUBLE, 400000); // warm
+    smx_choice_measured(&c, size, SMX_WAY_DOUBLE, 400000); // asks a try of single copy
+    ASSERT_EQ(r, c.try_range);
+    ASSERT_EQ(SMX_WAY_SINGLE, SMX_CHOICE_WAY(smx_choice_word(&c), r));
+    smx_choice_measured(&c, size, SMX_WAY_SINGLE, 900000); // dearer: the try is over
+    EXPECT_EQ(-1, c.try_range);
+    EXPECT_EQ(SMX_WAY_DOUBLE, SMX_CHOICE_WAY(smx_choice_word(&c), r));
+    EXPECT_GE(c.range[r].to_try, SMX_CHOICE_TRY_SOON);
 }
 
 TEST(Choice, TriesTheOtherWaysOnceTheOneInUseIsMeasured)

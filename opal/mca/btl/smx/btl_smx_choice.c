@@ -149,8 +149,11 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         return false;
     }
     k = &c->range[r];
-    if (0 == (k->warm & SMX_WAY_BIT(way))) {
-        k->warm |= (uint8_t) SMX_WAY_BIT(way); /* a first message: it paid for first touches */
+    if (way == k->way && 0 == (k->warm & SMX_WAY_BIT(way))) {
+        /* the first message of the way in use: it paid for first touches, and would make
+         * a try look cheaper than it is. (A try's first message counts: what it paid
+         * makes it lose at worst, and the next try sees again; a try of 4 MiB is dear.) */
+        k->warm |= (uint8_t) SMX_WAY_BIT(way);
         return false;
     }
     cost = ns * 1024 / size;

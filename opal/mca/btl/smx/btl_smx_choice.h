@@ -62,7 +62,7 @@ struct smx_choice_range {
     uint16_t to_try;         /* measured messages of the way in use before the next try */
     uint8_t way;             /* enum smx_way in use */
     uint8_t allowed;         /* SMX_WAY_BIT of the ways it may take */
-    uint8_t warm;            /* SMX_WAY_BIT: its first message here is behind it */
+    uint8_t warm;            /* SMX_WAY_BIT: its first message in use here is behind it */
     uint8_t turn;            /* which other way the next try takes */
 };
 
