@@ -246,6 +246,50 @@ TEST(Choice, WaysItMayNotTakeAreNeverTried)
     EXPECT_GT(s.messages, 0);
 }
 
+TEST(Choice, ALargeSizeTriesFirstWhereSmallerOnesSayItPays)
+{
+    // double copy in use from 64 KiB; single copy measured at 3x its cost at 64 KiB
+    struct smx_choice c;
+    init_shared_cache(&c);
+    const size_t small = 65536, large = 4 << 20;
+    for (int i = 0; i < 50; ++i) {
+        const enum smx_way way = smx_choice_single(&c, small) ? SMX_WAY_SINGLE : SMX_WAY_DOUBLE;
+        smx_choice_measured(&c, small, way, SMX_WAY_SINGLE == way ? 15000 : 5000);
+    }
+    ASSERT_NE(0u, c.range[smx_choice_range_of(small)].cost[SMX_WAY_SINGLE]);
+    ASSERT_EQ(-1, c.try_range);
+    smx_choice_measured(&c, large, SMX_WAY_DOUBLE, 400000); // warm
+    smx_choice_measured(&c, large, SMX_WAY_DOUBLE, 400000);
+    EXPECT_EQ(-1, c.try_range); // no try of 4 MiB at once
+    EXPECT_GE(c.range[smx_choice_range_of(large)].to_try, 2 * SMX_CHOICE_TRY_SHARE - 1);
+    // where the smaller size said single copy was cheaper, the large one tries at once
+    struct smx_choice d;
+    init_shared_cache(&d);
+    for (int i = 0; i < 50; ++i) {
+        const enum smx_way way = smx_choice_single(&d, small) ? SMX_WAY_SINGLE : SMX_WAY_DOUBLE;
+        smx_choice_measured(&d, small, way, SMX_WAY_SINGLE == way ? 3000 : 5000);
+    }
+    smx_choice_measured(&d, large, SMX_WAY_DOUBLE, 400000); // warm
+    smx_choice_measured(&d, large, SMX_WAY_DOUBLE, 400000);
+    EXPECT_EQ(smx_choice_range_of(large), d.try_range);
+}
+
+TEST(Choice, ATryOfASizeNoLongerSentDoesNotHoldTheOthers)
+{
+    struct smx_choice c;
+    init_shared_cache(&c);
+    const size_t a = 8192, b = 1 << 20;
+    smx_choice_measured(&c, a, SMX_WAY_EAGER, 2000);
+    smx_choice_measured(&c, a, SMX_WAY_EAGER, 2000); // asks a try at 8 KiB
+    ASSERT_EQ(smx_choice_range_of(a), c.try_range);
+    int n = 0; // then only 1 MiB messages: their own first try must come
+    for (; n < 2 * SMX_CHOICE_TRY_WAIT && c.try_range != smx_choice_range_of(b); ++n) {
+        smx_choice_measured(&c, b, SMX_WAY_DOUBLE, 100000);
+    }
+    EXPECT_EQ(smx_choice_range_of(b), c.try_range);
+    EXPECT_LE(n, SMX_CHOICE_TRY_WAIT + 3);
+}
+
 TEST(Choice, ATryTheSenderDoesNotTakeIsGivenUp)
 {
     struct smx_choice c;
@@ -301,6 +345,7 @@ TEST_P(ChoiceOnMachine, SettlesOnTheCheapestWayOfEverySize)
     struct smx_choice c;
     init_shared_cache(&c);
     const Sweep s = sweep(&c, t, 400);
+    c.try_range = -1; // (a try asked last of all is not the way in use)
     for (const Row &row : t.rows) {
         const int r = smx_choice_range_of(row.bytes);
         const enum smx_way in_use = sent_way(&c, row.bytes);

@@ -138,6 +138,34 @@ static void smx_try_next(struct smx_choice *c, int r)
     k->to_try = SMX_CHOICE_TRY_LATE; /* (set again once the try is measured) */
 }
 
+/* Range r's way in use is measured for the first time: its first try comes as soon as the
+ * nearest range below, measured per KiB, says it would pay off. A try of a large size is
+ * dear (a single copy of 4 MiB that loses costs hundreds of us), and what smaller sizes of
+ * the same peer showed holds for larger ones often enough: where a way cost twice the way
+ * in use there, its first try here waits a hundred messages. */
+static void smx_first_try_as_below(struct smx_choice *c, int r, enum smx_way way)
+{
+    struct smx_choice_range *k = &c->range[r];
+    uint64_t best = UINT64_MAX;
+
+    for (int q = r - 1; q >= 0 && UINT64_MAX == best; --q) {
+        const struct smx_choice_range *below = &c->range[q];
+        if (0 == below->cost[way]) {
+            continue;
+        }
+        for (int w = 0; w < SMX_WAYS; ++w) {
+            if (w != (int) way && 0 != (k->allowed & SMX_WAY_BIT(w)) && 0 != below->cost[w]) {
+                const uint64_t n = SMX_CHOICE_TRY_SHARE * below->cost[w] / below->cost[way];
+                best = n < best ? n : best;
+            }
+        }
+    }
+    if (UINT64_MAX != best) {
+        best = best > SMX_CHOICE_TRY_SHARE ? best - SMX_CHOICE_TRY_SHARE : 0;
+        k->to_try = best > SMX_CHOICE_TRY_LATE ? SMX_CHOICE_TRY_LATE : (uint16_t) best;
+    }
+}
+
 bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, uint64_t ns)
 {
     const int r = smx_choice_range_of(size);
@@ -164,6 +192,9 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         const uint64_t old = k->cost[way];
         cost = (3 * old + (cost > 2 * old ? 2 * old : cost)) / 4;
     }
+    if (way == k->way && 0 == k->cost[way]) {
+        smx_first_try_as_below(c, r, way);
+    }
     k->cost[way] = (uint32_t) cost;
     if (way != k->way) {
         if (c->try_range == r && way == c->try_way) {
@@ -177,9 +208,12 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         (void) smx_decide(k);
         return smx_choice_word(c) != before;
     }
-    if (c->try_range == r && ++c->try_wait > SMX_CHOICE_TRY_WAIT) {
-        c->try_range = -1; /* the sender does not take it (another peer's limit): later */
-        k->to_try = SMX_CHOICE_TRY_LATE;
+    if (c->try_range >= 0 && ++c->try_wait > SMX_CHOICE_TRY_WAIT) {
+        /* the sender has not taken it: its messages are of other sizes now (then the next
+         * of that size tries again), or another peer's word holds the class's eager limit
+         * (then later) */
+        c->range[c->try_range].to_try = c->try_range == r ? SMX_CHOICE_TRY_LATE : 0;
+        c->try_range = -1;
     }
     if (!smx_decide(k)) {
         /* 'usual': the least average lately (creeping up by 1/64 a message, so that one

@@ -44,7 +44,7 @@ enum smx_way { SMX_WAY_EAGER = 0, SMX_WAY_SINGLE = 1, SMX_WAY_DOUBLE = 2 };
 #define SMX_CHOICE_RANGES 12
 /* Messages of a range between tries of another way: at least, at most; in between, what
  * keeps the tries to 1/SMX_CHOICE_TRY_SHARE of the time. A try the sender has not taken
- * within SMX_CHOICE_TRY_WAIT messages of its range is given up. */
+ * within SMX_CHOICE_TRY_WAIT messages that came the way in use is given up. */
 #define SMX_CHOICE_TRY_SOON 32
 #define SMX_CHOICE_TRY_LATE 4096
 #define SMX_CHOICE_TRY_SHARE 100
@@ -71,7 +71,7 @@ struct smx_choice {
     bool late;          /* I am late to this sender (btl_smx_skew.c) */
     int8_t try_range;   /* a try asked of the sender: its range; -1: none */
     uint8_t try_way;
-    uint16_t try_wait;  /* messages of that range that came another way since */
+    uint16_t try_wait;  /* messages that came the way in use since */
 };
 
 /* Range r's ways before any measurement: 'way' in use, 'allowed' the ways it may take. */
