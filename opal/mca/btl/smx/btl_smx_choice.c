@@ -219,8 +219,10 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         /* 'usual': the least average lately (creeping up by 1/64 a message, so that one
          * lucky stretch does not make the ordinary look slow); twice that: try now */
         const uint64_t usual = (uint64_t) k->usual + k->usual / 64 + 1;
-        if (0 == k->usual || cost < usual) {
-            k->usual = (uint32_t) (cost < usual ? cost : usual);
+        if (0 == k->usual) {
+            k->usual = (uint32_t) cost;
+        } else if (cost < usual) {
+            k->usual = (uint32_t) cost;
         } else if (cost > 2 * usual) {
             k->usual = (uint32_t) cost;
             k->to_try = 0;
