@@ -185,7 +185,9 @@ TEST(ChoiceEagerLimit, FollowsTheRangeOfTheMessageAtHand)
     const enum smx_way ways[SMX_CHOICE_RANGES] = {SMX_WAY_EAGER, SMX_WAY_EAGER, SMX_WAY_SINGLE,
                                                   SMX_WAY_EAGER, SMX_WAY_DOUBLE};
     for (int r = 0; r < SMX_CHOICE_RANGES; ++r) {
-        word |= (uint32_t) (r < 5 ? ways[r] : SMX_WAY_DOUBLE) << (2 * r);
+        const enum smx_way way = r < 5 ? ways[r] : SMX_WAY_DOUBLE;
+        word |= (uint32_t) (SMX_WAY_EAGER == way ? 1 : SMX_WAY_SINGLE == way ? 2 : 0) << (2 * r);
+        EXPECT_EQ(way, SMX_CHOICE_WAY(word, r));
     }
     EXPECT_EQ(SMX_CHOICE_MIN, smx_choice_eager_limit(word, 100, kFrag, kLate));
     EXPECT_EQ(16384u, smx_choice_eager_limit(word, 5000, kFrag, kLate));   // up to range 2
@@ -274,6 +276,24 @@ TEST(Choice, ALargeSizeTriesFirstWhereSmallerOnesSayItPays)
     smx_choice_measured(&d, large, SMX_WAY_DOUBLE, 400000); // warm
     smx_choice_measured(&d, large, SMX_WAY_DOUBLE, 400000);
     EXPECT_EQ(smx_choice_range_of(large), d.try_range);
+}
+
+TEST(Choice, ARendezvousInAnEagerRangeTakesTheCopyMeasuredCheaper)
+{
+    // 40,000 B: above a fragment, so by rendezvous, in a range that goes eagerly
+    struct smx_choice c;
+    init_shared_cache(&c);
+    const size_t size = 40000;
+    const int r = smx_choice_range_of(size);
+    ASSERT_EQ(SMX_WAY_EAGER, c.range[r].way);
+    EXPECT_FALSE(smx_choice_single(&c, size)); // the prior: double copy, pushed
+    for (int i = 0; i < 300; ++i) {
+        const enum smx_way way = smx_choice_single(&c, size) ? SMX_WAY_SINGLE : SMX_WAY_DOUBLE;
+        smx_choice_measured(&c, size, way, SMX_WAY_SINGLE == way ? 3000 : 9000);
+    }
+    c.try_range = -1;
+    EXPECT_TRUE(smx_choice_single(&c, size));
+    EXPECT_TRUE(SMX_CHOICE_SINGLE(smx_choice_word(&c), r)); // the sender does not push it
 }
 
 TEST(Choice, ATryOfASizeNoLongerSentDoesNotHoldTheOthers)

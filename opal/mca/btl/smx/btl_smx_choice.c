@@ -26,12 +26,15 @@ void smx_choice_init(struct smx_choice *c, const uint8_t way[SMX_CHOICE_RANGES],
                      : 0 != (k->allowed & SMX_WAY_BIT(SMX_WAY_EAGER)) ? SMX_WAY_EAGER
                                                                       : SMX_WAY_SINGLE;
         }
+        k->copy = SMX_WAY_EAGER != k->way ? k->way
+                  : 0 != (k->allowed & SMX_WAY_BIT(SMX_WAY_DOUBLE)) ? SMX_WAY_DOUBLE
+                                                                   : SMX_WAY_SINGLE;
         k->warm = 0;
         k->turn = 0;
     }
     c->late = false;
     c->try_range = -1;
-    c->try_way = SMX_WAY_EAGER;
+    c->try_way = c->try_from = SMX_WAY_EAGER;
     c->try_wait = 0;
 }
 
@@ -51,7 +54,8 @@ uint32_t smx_choice_word(const struct smx_choice *c)
 
     for (int r = 0; r < SMX_CHOICE_RANGES; ++r) {
         const unsigned way = r == c->try_range ? c->try_way : c->range[r].way;
-        word |= (uint32_t) way << (2 * r);
+        const unsigned copy = SMX_WAY_EAGER == way ? c->range[r].copy : way;
+        word |= (uint32_t) ((SMX_WAY_EAGER == way) | (SMX_WAY_SINGLE == copy) << 1) << (2 * r);
     }
     return word;
 }
@@ -59,18 +63,8 @@ uint32_t smx_choice_word(const struct smx_choice *c)
 bool smx_choice_single(const struct smx_choice *c, size_t size)
 {
     const int r = smx_choice_range_of(size);
-    const struct smx_choice_range *k = &c->range[r < 0 ? 0 : r];
-    const enum smx_way way = SMX_CHOICE_WAY(smx_choice_word(c), r < 0 ? 0 : r);
 
-    if (SMX_WAY_EAGER != way) {
-        return SMX_WAY_SINGLE == way;
-    }
-    /* a rendezvous where the word says eagerly (the sender had not heard it yet): the
-     * copy measured cheaper, else the one allowed */
-    if (0 != k->cost[SMX_WAY_SINGLE] && 0 != k->cost[SMX_WAY_DOUBLE]) {
-        return k->cost[SMX_WAY_SINGLE] < k->cost[SMX_WAY_DOUBLE];
-    }
-    return 0 == (k->allowed & SMX_WAY_BIT(SMX_WAY_DOUBLE));
+    return SMX_CHOICE_SINGLE(smx_choice_word(c), r < 0 ? 0 : r);
 }
 
 size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late)
@@ -98,10 +92,16 @@ size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t la
     return limit < most ? limit : most;
 }
 
-/* Range r's cheapest way as last measured, if it beats the one in use. */
+/* Range r's cheapest way as last measured, if it beats the one in use; and the copy of
+ * its rendezvous. */
 static bool smx_decide(struct smx_choice_range *k)
 {
     int best = k->way;
+    const int other = SMX_WAY_SINGLE == k->copy ? SMX_WAY_DOUBLE : SMX_WAY_SINGLE;
+
+    if (0 != (k->allowed & SMX_WAY_BIT(other)) && smx_cheaper(k->cost[other], k->cost[k->copy])) {
+        k->copy = (uint8_t) other;
+    }
 
     for (int w = 0; w < SMX_WAYS; ++w) {
         if (0 != (k->allowed & SMX_WAY_BIT(w)) && smx_cheaper(k->cost[w], k->cost[best])) {
@@ -112,20 +112,24 @@ static bool smx_decide(struct smx_choice_range *k)
         return false;
     }
     k->way = (uint8_t) best;
+    if (SMX_WAY_EAGER != best) {
+        k->copy = (uint8_t) best;
+    }
     k->usual = k->cost[best];
     k->to_try = SMX_CHOICE_TRY_SOON;
     return true;
 }
 
 /* The next try in range r, if it allows another way: each in turn. */
-static void smx_try_next(struct smx_choice *c, int r)
+static void smx_try_next(struct smx_choice *c, int r, enum smx_way in_use)
 {
     struct smx_choice_range *k = &c->range[r];
     uint8_t other[SMX_WAYS];
     int n = 0;
 
     for (int w = 0; w < SMX_WAYS; ++w) {
-        if (w != k->way && 0 != (k->allowed & SMX_WAY_BIT(w))) {
+        /* (a rendezvous in a range that goes eagerly: only the other copy) */
+        if (w != k->way && w != (int) in_use && 0 != (k->allowed & SMX_WAY_BIT(w))) {
             other[n++] = (uint8_t) w;
         }
     }
@@ -134,6 +138,7 @@ static void smx_try_next(struct smx_choice *c, int r)
     }
     c->try_range = (int8_t) r;
     c->try_way = other[k->turn++ % n];
+    c->try_from = (uint8_t) in_use;
     c->try_wait = 0;
     k->to_try = SMX_CHOICE_TRY_LATE; /* (set again once the try is measured) */
 }
@@ -177,7 +182,10 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         return false;
     }
     k = &c->range[r];
-    if (way == k->way && 0 == (k->warm & SMX_WAY_BIT(way))) {
+    /* in use: the range's way, or in a range that goes eagerly the copy of the rendezvous
+     * that come there all the same (above a fragment) */
+    const bool in_use = way == k->way || (SMX_WAY_EAGER == k->way && way == k->copy);
+    if (in_use && 0 == (k->warm & SMX_WAY_BIT(way))) {
         /* the first message of the way in use: it paid for first touches, and would make
          * a try look cheaper than it is. (A try's first message counts: what it paid
          * makes it lose at worst, and the next try sees again; a try of 4 MiB is dear.) */
@@ -186,21 +194,21 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
     }
     cost = ns * 1024 / size;
     cost = 0 == cost ? 1 : cost > UINT32_MAX ? UINT32_MAX : cost;
-    if (way == k->way && 0 != k->cost[way]) {
+    if (in_use && 0 != k->cost[way]) {
         /* the way in use: an average, which one late message (an interrupt, a page fault)
          * moves by a quarter at most, and a peer that stays slow all the way within a few */
         const uint64_t old = k->cost[way];
         cost = (3 * old + (cost > 2 * old ? 2 * old : cost)) / 4;
     }
-    if (way == k->way && 0 == k->cost[way]) {
+    if (in_use && 0 == k->cost[way]) {
         smx_first_try_as_below(c, r, way);
     }
     k->cost[way] = (uint32_t) cost;
-    if (way != k->way) {
+    if (!in_use) {
         if (c->try_range == r && way == c->try_way) {
             /* a try, measured: the next when it costs a hundredth of the time */
-            const uint64_t in_use = 0 == k->cost[k->way] ? 1 : k->cost[k->way];
-            const uint64_t n = SMX_CHOICE_TRY_SHARE * (cost > in_use ? cost - in_use : 0) / in_use;
+            const uint64_t use = 0 == k->cost[c->try_from] ? 1 : k->cost[c->try_from];
+            const uint64_t n = SMX_CHOICE_TRY_SHARE * (cost > use ? cost - use : 0) / use;
             c->try_range = -1;
             k->to_try = n < SMX_CHOICE_TRY_SOON ? SMX_CHOICE_TRY_SOON
                         : n > SMX_CHOICE_TRY_LATE ? SMX_CHOICE_TRY_LATE : (uint16_t) n;
@@ -230,7 +238,7 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         if (0 != k->to_try) {
             k->to_try--;
         } else if (c->try_range < 0) {
-            smx_try_next(c, r);
+            smx_try_next(c, r, way);
         }
     }
     return smx_choice_word(c) != before;

@@ -50,10 +50,16 @@ enum smx_way { SMX_WAY_EAGER = 0, SMX_WAY_SINGLE = 1, SMX_WAY_DOUBLE = 2 };
 #define SMX_CHOICE_TRY_SHARE 100
 #define SMX_CHOICE_TRY_WAIT 64
 
-/* The word: two bits a range (its way), and SMX_CHOICE_LATE: I am late to the sender,
- * every message up to its late limit eagerly (btl_smx_skew.c). */
+/* The word: two bits a range, eagerly or not and the copy of a rendezvous (also of one
+ * that comes where the range goes eagerly: above a fragment, or before the sender heard
+ * the word), and SMX_CHOICE_LATE: I am late to the sender, every message up to its late
+ * limit eagerly (btl_smx_skew.c). */
 #define SMX_CHOICE_LATE (UINT32_C(1) << 31)
-#define SMX_CHOICE_WAY(word, r) ((enum smx_way) (((word) >> (2 * (r))) & 3u))
+#define SMX_CHOICE_EAGER(word, r) (0 != (((word) >> (2 * (r))) & 1u))
+#define SMX_CHOICE_SINGLE(word, r) (0 != (((word) >> (2 * (r))) & 2u))
+#define SMX_CHOICE_WAY(word, r)                                                                  \
+    (SMX_CHOICE_EAGER(word, r) ? SMX_WAY_EAGER                                                  \
+                                : SMX_CHOICE_SINGLE(word, r) ? SMX_WAY_SINGLE : SMX_WAY_DOUBLE)
 
 struct smx_choice_range {
     uint32_t cost[SMX_WAYS]; /* ns per KiB: the way in use, a running average; another,
@@ -61,6 +67,8 @@ struct smx_choice_range {
     uint32_t usual;          /* the least average of the way in use lately */
     uint16_t to_try;         /* measured messages of the way in use before the next try */
     uint8_t way;             /* enum smx_way in use */
+    uint8_t copy;            /* its rendezvous' copy (SMX_WAY_SINGLE or _DOUBLE): the way
+                                in use, or where that is eagerly the one measured cheaper */
     uint8_t allowed;         /* SMX_WAY_BIT of the ways it may take */
     uint8_t warm;            /* SMX_WAY_BIT: its first message in use here is behind it */
     uint8_t turn;            /* which other way the next try takes */
@@ -71,6 +79,7 @@ struct smx_choice {
     bool late;          /* I am late to this sender (btl_smx_skew.c) */
     int8_t try_range;   /* a try asked of the sender: its range; -1: none */
     uint8_t try_way;
+    uint8_t try_from;   /* ... against the way in use then */
     uint16_t try_wait;  /* messages that came the way in use since */
 };
 

@@ -98,7 +98,7 @@ static inline bool mca_btl_smx_push_wanted(const mca_btl_smx_endpoint_t *ep, siz
     if (SMX_MEASURED != pin) {
         return NULL == ep->smsc_endpoint || SMX_NEVER == pin || size < (size_t) pin;
     }
-    return NULL == ep->smsc_endpoint || SMX_WAY_DOUBLE == SMX_CHOICE_WAY(ep->want, r < 0 ? 0 : r);
+    return NULL == ep->smsc_endpoint || !SMX_CHOICE_SINGLE(ep->want, r < 0 ? 0 : r);
 }
 
 /* Receiver: does my get of 'size' bytes from ep (not pushed) go by single copy? */
