@@ -160,7 +160,7 @@ Sweep sweep(struct smx_choice *c, const Table &t, int n)
             seed = seed * 1103515245u + 12345u;
             const double jitter = 1.0 + ((seed >> 16) % 100) / 2000.0; // 0-5 %
             const double us = table_cost(row, way) * jitter;
-            s.off_best += us > best * 16 / 15;
+            s.off_best += table_cost(row, way) > best * 16 / 15; // (the way, not the jitter)
             smx_choice_measured(c, row.bytes, way, (uint64_t) (us * 1000));
         }
     }
@@ -310,6 +310,33 @@ TEST(Choice, ATryOfASizeNoLongerSentDoesNotHoldTheOthers)
     }
     EXPECT_EQ(smx_choice_range_of(b), c.try_range);
     EXPECT_LE(n, SMX_CHOICE_TRY_WAIT + 3);
+}
+
+TEST(Choice, OneLuckyMessageOfAnotherWayDoesNotTakeOver)
+{
+    struct smx_choice c;
+    init_shared_cache(&c);
+    const size_t size = 65536;
+    const int r = smx_choice_range_of(size);
+    for (int i = 0; i < 3; ++i) {
+        smx_choice_measured(&c, size, SMX_WAY_DOUBLE, 10000); // asks a try of single copy
+    }
+    ASSERT_EQ(r, c.try_range);
+    smx_choice_measured(&c, size, SMX_WAY_SINGLE, 3000); // lucky once
+    EXPECT_EQ(SMX_WAY_DOUBLE, c.range[r].way);
+    EXPECT_EQ(r, c.try_range); // asked once more
+    smx_choice_measured(&c, size, SMX_WAY_SINGLE, 20000); // as dear as it is
+    EXPECT_EQ(SMX_WAY_DOUBLE, c.range[r].way);
+    EXPECT_EQ(-1, c.try_range);
+    // two messages that agree take it
+    struct smx_choice d;
+    init_shared_cache(&d);
+    for (int i = 0; i < 3; ++i) {
+        smx_choice_measured(&d, size, SMX_WAY_DOUBLE, 10000);
+    }
+    smx_choice_measured(&d, size, SMX_WAY_SINGLE, 3000);
+    smx_choice_measured(&d, size, SMX_WAY_SINGLE, 3500);
+    EXPECT_EQ(SMX_WAY_SINGLE, d.range[r].way);
 }
 
 TEST(Choice, ATryTheSenderDoesNotTakeIsGivenUp)

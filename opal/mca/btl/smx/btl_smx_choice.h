@@ -14,7 +14,7 @@
  * Each range keeps the way in use and tries each other way it allows: once the way in use
  * is measured, again when that becomes twice as dear as usual, and otherwise as rarely as
  * keeps the tries to about a hundredth of the time. A way measured cheaper by more than a
- * sixteenth is taken. The sender follows the word I send it (smx_choice_word): a range's
+ * sixteenth, on two messages, is taken. The sender follows the word I send it (smx_choice_word): a range's
  * way, a try included. It sets its class's eager limit by the range of the message at
  * hand (smx_choice_eager_limit) and pushes a rendezvous ahead only where the word says
  * double copy.
@@ -72,6 +72,8 @@ struct smx_choice_range {
     uint8_t allowed;         /* SMX_WAY_BIT of the ways it may take */
     uint8_t warm;            /* SMX_WAY_BIT: its first message in use here is behind it */
     uint8_t turn;            /* which other way the next try takes */
+    uint8_t win_way;         /* a way not in use that one message found cheaper, */
+    uint32_t win;            /* ... at this cost: one more message decides (0: none) */
 };
 
 struct smx_choice {
