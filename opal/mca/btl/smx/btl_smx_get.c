@@ -100,9 +100,11 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         if (skew) {
             mca_btl_smx_skew_get_end(endpoint, mca_btl_smx_now_ns());
         }
-        mca_btl_smx_measured(endpoint, size, SMX_WAY_SINGLE, stamp);
         mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        /* measured once ob1 is through with it (its receive completed, its FIN sent), as an
+         * eager message is once ob1's callback returns */
+        mca_btl_smx_measured(endpoint, size, SMX_WAY_SINGLE, stamp);
         return OPAL_SUCCESS;
     }
 
@@ -263,10 +265,12 @@ void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
     if (SMX_SKEW_ON == mca_btl_smx_component.skew) {
         mca_btl_smx_skew_get_end(ep, mca_btl_smx_now_ns());
     }
-    mca_btl_smx_measured(ep, op->size, SMX_WAY_DOUBLE, op->stamp);
+    const size_t size = op->size;
+    const uint32_t stamp = op->stamp;
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);
     opal_free_list_return(&mca_btl_smx_component.get_ops, &op->super);
+    mca_btl_smx_measured(ep, size, SMX_WAY_DOUBLE, stamp); /* (as a single copy is) */
 }
 
 /* Receiver side: one piece of a double-copy get; the last one completes it. */
