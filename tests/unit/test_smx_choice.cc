@@ -93,8 +93,49 @@ const Table kZen5InCache = {"Zen 5, in cache, far state",
                              {1048576, kNone, 69.05, 34.86},
                              {4194304, kNone, 307.5, 144.9}}};
 
+// 2-vCPU AMD EPYC, Zen 4 (family 25 model 17), kernel 6.18, 2026-11-29: btl/smx's own
+// three ways, each pinned by parameters, side by side (medians of 11; off cache the quiet
+// jobs only; docs/performance.md, "One switch, by measurement").
+const Table kZen4InCache = {"Zen 4, in cache, quiet",
+                            {{4096, 0.56, 2.57, 0.87},
+                             {8192, 0.78, 2.77, 1.36},
+                             {16384, 1.26, 3.47, 2.08},
+                             {32768, 2.13, 4.73, 3.53},
+                             {65536, kNone, 7.00, 3.38},
+                             {131072, kNone, 11.82, 5.54},
+                             {262144, kNone, 21.67, 10.27},
+                             {524288, kNone, 43.74, 20.80},
+                             {1048576, kNone, 89.22, 39.30},
+                             {2097152, kNone, 196.23, 78.23},
+                             {4194304, kNone, 828.90, 189.42}}};
+const Table kZen4OffCache = {"Zen 4, off cache, quiet",
+                             {{4096, 1.12, 3.81, 2.03},
+                              {8192, 2.06, 4.70, 3.20},
+                              {16384, 3.57, 6.01, 4.84},
+                              {32768, 6.89, 9.58, 8.22},
+                              {65536, kNone, 16.87, 9.23},
+                              {131072, kNone, 33.65, 15.28},
+                              {262144, kNone, 64.04, 25.95},
+                              {1048576, kNone, 240.23, 93.52},
+                              {4194304, kNone, 928.52, 364.12}}};
+// a loop on the peer's core: eager = btl/smx below 64 KiB, double = btl/smx from 64 KiB
+// (stock sm without single copy below), single = stock sm + cma; medians of 15
+const Table kZen4Busy = {"Zen 4, in cache, busy peer core",
+                         {{4096, 1.36, 5.01, 2.34},
+                          {8192, 2.28, 6.95, 2.83},
+                          {16384, 4.05, 8.38, 5.73},
+                          {32768, 7.85, 10.09, 10.33},
+                          {65536, kNone, 16.72, 3.45},
+                          {131072, kNone, 31.59, 5.34},
+                          {262144, kNone, 63.44, 10.25},
+                          {524288, kNone, 127.22, 20.65},
+                          {1048576, kNone, 259.10, 41.08},
+                          {2097152, kNone, 553.97, 77.62},
+                          {4194304, kNone, 1367.11, 249.76}}};
+
 const std::vector<const Table *> kTables = {&kXeonInCache, &kXeonOffCache, &kXeonBusy,
-                                            &kXeonDearCma, &kZen5InCache};
+                                            &kXeonDearCma, &kZen5InCache, &kZen4InCache,
+                                            &kZen4OffCache, &kZen4Busy};
 
 double cost_of(const Row &row, enum smx_way way)
 {
