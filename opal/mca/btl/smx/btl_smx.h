@@ -125,7 +125,6 @@ struct mca_btl_base_endpoint_t {
     struct smx_store store; /* how I write payloads to it: memcpy or streamed (measured) */
     /* skew (btl_smx_skew.c): as its receiver, */
     bool skew_late;        /* I am late to this sender (and told it so) */
-    uint64_t skew_get_end; /* when my last get from it completed (ns; 0: none yet) */
     int skew_late_gets;    /* gets in a row that waited for me */
     uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
     int skew_waited;       /* ... its messages in a row I had waited for (none there) */
@@ -357,11 +356,7 @@ uint64_t mca_btl_smx_frag_chunks_max(void);
 /* The eager limit to late receivers this area allows (init, after the segment). */
 void mca_btl_smx_skew_init(void);
 /* Receiver: a get from ep starts (now: its clock, ns), or ended. */
-void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now);
-static inline void mca_btl_smx_skew_get_end(mca_btl_smx_endpoint_t *ep, uint64_t now)
-{
-    ep->skew_get_end = now;
-}
+void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp);
 /* Receiver: a message from ep, a sender I am late to, is handed over. */
 void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep);
 

@@ -38,7 +38,7 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     ep->stamp_tick = ep->stamp_all = 0;
     smx_store_init(&ep->store);
     ep->skew_late = false;
-    ep->skew_get_end = ep->skew_idle_seen = 0;
+    ep->skew_idle_seen = 0;
     ep->skew_waited = ep->skew_late_gets = 0;
     ep->push_token = ep->push_in = 0;
     ep->push_armed = false;

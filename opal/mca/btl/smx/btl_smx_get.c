@@ -82,13 +82,14 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     const uint64_t token = NULL != remote_handle ? remote_handle->token : 0;
     const bool pushed = 0 != (token & SMX_PUSH_TOKEN) && remote_handle->base == remote_address
                         && remote_handle->size == size;
+    const uint32_t sent = NULL != remote_handle && remote_handle->size == size
+                          ? remote_handle->stamp : 0;
     /* measured only where the receive was there first: a get that waited in ob1's
      * unexpected queue measures how late I was, not the way */
-    const uint32_t stamp = NULL != remote_handle && c->delivering == endpoint
-                           && remote_handle->size == size ? remote_handle->stamp : 0;
+    const uint32_t stamp = c->delivering == endpoint ? sent : 0;
 
     if (skew) { /* did this get wait for me? (btl_smx_skew.c) */
-        mca_btl_smx_skew_get_start(endpoint, mca_btl_smx_now_ns());
+        mca_btl_smx_skew_get_start(endpoint, sent);
     }
     if (!pushed && mca_btl_smx_single_copy(endpoint, size)) {
         int rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
@@ -96,9 +97,6 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                                mca_btl_smx_smsc_data(remote_handle));
         if (OPAL_SUCCESS != rc) {
             return rc;
-        }
-        if (skew) {
-            mca_btl_smx_skew_get_end(endpoint, mca_btl_smx_now_ns());
         }
         mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
@@ -262,9 +260,6 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
 {
     (void) __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
-    if (SMX_SKEW_ON == mca_btl_smx_component.skew) {
-        mca_btl_smx_skew_get_end(ep, mca_btl_smx_now_ns());
-    }
     const size_t size = op->size;
     const uint32_t stamp = op->stamp;
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,

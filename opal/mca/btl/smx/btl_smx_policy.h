@@ -55,20 +55,20 @@ static inline uint32_t mca_btl_smx_stamp_now(void)
     return (uint32_t) mca_btl_smx_now_ns() | 1u;
 }
 
-/* Sender: a message of 'size' bytes to ep is at hand: time it? A clock read costs 55-70 ns
- * in the development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16,
- * rendezvous of less than 64 KiB one in 4, larger ones all, and every message for a while
- * after the receiver's word changed (a try is under way). 0: not timed. */
-static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, size_t size,
-                                         bool rendezvous)
+/* Sender: a message to ep is at hand: time it? A clock read costs 55-70 ns in the
+ * development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16, and
+ * every one for a while after the receiver's word changed (a try is under way); every
+ * rendezvous (the receiver also learns from it how long the message waited for it:
+ * btl_smx_skew.c). 0: not timed. */
+static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendezvous)
 {
-    const uint32_t mask = !rendezvous ? 15u : size < 65536 ? 3u : 0u;
-
-    if (0 != ep->stamp_all) {
-        ep->stamp_all--;
+    if (rendezvous || 0 != ep->stamp_all) {
+        if (0 != ep->stamp_all) {
+            ep->stamp_all--;
+        }
         return mca_btl_smx_stamp_now();
     }
-    return 0 == (++ep->stamp_tick & mask) ? mca_btl_smx_stamp_now() : 0;
+    return 0 == (++ep->stamp_tick & 15u) ? mca_btl_smx_stamp_now() : 0;
 }
 
 /* Sender: ob1 hands me a message of 'size' bytes for ep (eagerly, or the header of a

@@ -141,7 +141,7 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     const bool push = remote && 0 != c->push_max && 0 != size && size <= (size_t) c->push_max
                       && 0 == ep->push_token && mca_btl_smx_push_wanted(ep, size);
     /* a rendezvous's header follows: its time is measured from here (btl_smx_choice.h) */
-    const uint32_t stamp = remote ? mca_btl_smx_stamp(ep, size, true) : 0;
+    const uint32_t stamp = remote ? mca_btl_smx_stamp(ep, true) : 0;
     struct smx_registration *r;
     smx_serve_t *serve;
 

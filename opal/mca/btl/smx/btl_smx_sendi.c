@@ -131,7 +131,7 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     }
     /* a message the choice is about: the next one's limit, and maybe its time
      * (btl_smx_policy.h) */
-    const uint32_t stamp = total >= SMX_CHOICE_MIN ? mca_btl_smx_stamp(endpoint, total, false) : 0;
+    const uint32_t stamp = total >= SMX_CHOICE_MIN ? mca_btl_smx_stamp(endpoint, false) : 0;
     mca_btl_smx_eager_follow(endpoint, total);
     if (OPAL_UNLIKELY(total > btl->btl_max_send_size)) {
         /* above a fragment, under a late receiver's eager limit (btl_smx_skew.c): in

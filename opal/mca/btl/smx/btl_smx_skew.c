@@ -11,8 +11,9 @@
  * The receiver finds out. A get it starts while it is not handing that sender's message
  * to ob1 is one whose rendezvous waited in ob1's unexpected queue: the receive was posted
  * after the message came. If that get starts more than btl_smx_skew_late_us after its
- * previous get from that sender ended, the receiver was away that long while the sender
- * waited. After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and tells
+ * sender registered the buffer (the stamp its handle carries), the sender waited that
+ * long for this receiver. (The time since the previous get ended, which this used to
+ * be, is a round trip in a ping-pong of 64 KiB off cache: every receiver looked late.) After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and tells
  * it so (its word, SMX_KIND_WANT, says "late": btl_smx_choice.h); a get that starts inside
  * the delivery (the receive was posted first), or soon after the previous one (the receiver
  * is busy with that very sender), starts the count again. It takes it back once it has
@@ -96,14 +97,17 @@ static void smx_skew_say(mca_btl_smx_endpoint_t *ep, bool late)
                         NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer");
 }
 
-void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now)
+void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     if (ep->skew_late) {
         return;
     }
-    if (c->delivering == ep || 0 == ep->skew_get_end || now - ep->skew_get_end <= c->skew_late_ns) {
+    /* the receive was there first, or the message waited no longer than the limit since
+     * its sender registered it (the stamp: btl_smx_policy.h) */
+    if (c->delivering == ep || 0 == stamp
+        || (uint32_t) mca_btl_smx_now_ns() - stamp <= c->skew_late_ns) {
         ep->skew_late_gets = 0;
         return;
     }
