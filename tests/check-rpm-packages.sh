@@ -6,6 +6,10 @@
 #    setup chose) with their source RPMs, signed with a key made for this run (its %check,
 #    the unit tests, left to make check's first test); the
 #    tarball carries what the specs use and no build product; rpm checks every signature;
+#  - build-rpms.sh refuses an unknown option, an Open MPI, tarball or headers directory
+#    that is not one, a bad package name; ompi-smx.spec (rpmbuild by hand) stops where
+#    there is no Open MPI and where its component directory is not the one asked for,
+#    naming the --define that fixes it;
 #  - rpmlint reports no error, and every warning it reports is explained in the spec of
 #    its package (a comment "rpmlint: NAME: why"), and every warning explained there is
 #    still reported (no stale explanation);
@@ -94,6 +98,41 @@ rpm --import "$work/key.asc"
 sigs=$(rpm -K $rpms 2>&1) || true
 [ "$(grep -c ': digests signatures OK$' <<<"$sigs")" = 5 ] && echo "ok: every RPM is signed, and rpm checks it" ||
 	fail "rpm -K: $sigs"
+
+echo "== bad input is refused by name"
+# refused WHAT MESSAGE COMMAND...: COMMAND must fail, saying MESSAGE (a fixed string).
+refused() {
+	local what=$1 msg=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		fail "$what: accepted"
+	elif grep -qF -- "$msg" <<<"$out"; then
+		echo "ok: $what: refused ('$msg')"
+	else
+		fail "$what: refused without saying '$msg':"
+		tail -n 5 <<<"$out" | sed 's/^/  | /'
+	fi
+}
+b=$top/contrib/build-rpms.sh
+refused "build-rpms.sh --bogus" "unknown option '--bogus'" "$b" --bogus
+refused "build-rpms.sh --with-ompi=a directory without Open MPI" "--with-ompi=$work: no bin/ompi_info there" \
+	"$b" --with-ompi="$work"
+refused "build-rpms.sh --tarball=a missing file" "--tarball=$work/none.tar.gz: no such file" \
+	"$b" --tarball="$work/none.tar.gz"
+refused "build-rpms.sh --missing-headers=a directory without them" \
+	"--missing-headers=$work: no opal/mca/threads/pthreads/threads_pthreads.h there" "$b" --missing-headers="$work"
+refused "build-rpms.sh --ompi-package=a bad name" "--ompi-package=a/b: not a package name" "$b" --ompi-package=a/b
+# The spec itself, by hand (rpmbuild as on this machine): no Open MPI where ompi_prefix
+# says; a component directory other than that Open MPI's.
+spec_build() {
+	rpmbuild --nodeps --define "_topdir $work/bad" --define "_sourcedir $work/rpms" \
+		--define "_udevrulesdir /usr/lib/udev/rules.d" "$@" -bb "$top/contrib/rpm/ompi-smx.spec"
+}
+refused "ompi-smx.spec, no Open MPI at ompi_prefix" "ompi-smx.spec: no Open MPI at $work/nompi (no bin/ompi_info" \
+	spec_build --define "ompi_prefix $work/nompi"
+refused "ompi-smx.spec, ompi_pkglibdir not the Open MPI's component directory" \
+	"keeps its components in '$pkglibdir', not /usr/lib64/elsewhere: rpmbuild --define \"ompi_pkglibdir $pkglibdir\"" \
+	spec_build --define "ompi_prefix $SMX_OMPI_PREFIX" --define "ompi_pkglibdir /usr/lib64/elsewhere"
 
 echo "== rpmlint"
 # (one package a run: given several source RPMs at once, rpmlint 2.4 counts their specs together)
@@ -290,6 +329,6 @@ echo "ok: the guest ($ABI) loaded DKMS's knemlike.ko (build ID $build_id)"
 rmmod knemlike && echo "ok: it unloads"
 EOF
 chmod +x "$work/in-guest.sh"
-(cd "$work" && "$top/tests/vm/run-in-vm" --series bookworm --module "$ko" --timeout 600 "$work/in-guest.sh") ||
+(cd "$work" && "$top/tests/vm/run-in-vm" --series bookworm --module "$ko" --timeout 300 "$work/in-guest.sh") ||
 	fail "the guest did not load and use the module DKMS built"
 exit $status
