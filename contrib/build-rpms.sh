@@ -25,7 +25,10 @@
 #   --no-check          skip the specs' %check (the unit tests; rpmbuild --nocheck)
 #   --packager=TEXT     the packages' Packager tag (default: $SMX_RPM_PACKAGER, else the
 #                       project's developers: ompi-smx developers <ompi-smx@lists.ompi-smx.org>)
-# Making the tarball needs a configured build tree ($SMX_BUILD: contrib/setup.sh).
+# make dist runs in the configured build tree ($SMX_BUILD, which contrib/setup.sh makes);
+# where there is none (a clean clone), in one configured for it here, against the Open MPI
+# above (else ompi_info on PATH, else /usr/lib64/openmpi's): configure needs one even to
+# make the tarball.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +51,7 @@ for arg in "$@"; do
 	--sign=*) sign=${arg#*=} ;;
 	--packager=*) packager=${arg#*=} ;;
 	--no-check) nocheck=(--nocheck) ;;
-	-h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) smx_die "unknown option '$arg' (see --help)" ;;
 	esac
 	case $arg in *=) smx_die "$arg: wants a value" ;; esac
@@ -67,15 +70,40 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/SOURCES" "$work/specs"
 
-# The tarball, made by make dist in the configured build tree (its name says its version).
+# A build tree to run make dist in: $SMX_BUILD, or one configured here (logs: OUT/).
+dist_tree() {
+	local tree=$work/dist-build with=()
+	if [ -f "$SMX_BUILD/Makefile" ]; then
+		echo "$SMX_BUILD"
+		return
+	fi
+	smx_log "no configured build tree in $SMX_BUILD: configuring one for make dist"
+	mkdir -p "$out" "$tree"
+	if [ ! -x "$SMX_TOP/configure" ]; then
+		(cd "$SMX_TOP" && autoreconf -fi) >"$out/autoreconf.log" 2>&1 ||
+			{ tail -n 20 "$out/autoreconf.log" >&2; smx_die "autoreconf failed (log: $out/autoreconf.log)"; }
+	fi
+	if [ -n "$ompi" ]; then
+		with=(--with-ompi="$ompi")
+	elif ! command -v ompi_info >/dev/null && [ -x /usr/lib64/openmpi/bin/ompi_info ]; then
+		with=(--with-ompi=/usr/lib64/openmpi)
+	fi
+	[ -z "$headers" ] || with+=(--with-ompi-missing-headers="$headers")
+	(cd "$tree" && "$SMX_TOP/configure" "${with[@]}" --with-kernel-build=no) >"$out/dist-configure.log" 2>&1 || {
+		tail -n 5 "$out/dist-configure.log" >&2
+		smx_die "configure for make dist failed (log: $out/dist-configure.log): it needs an Open MPI >= 5 with devel headers (--with-ompi=DIR), or pass --tarball=FILE"
+	}
+	echo "$tree"
+}
+
+# The tarball, made by make dist (its name says its version).
 if [ -z "$tarball" ]; then
-	[ -f "$SMX_BUILD/Makefile" ] ||
-		smx_die "no configured build tree in $SMX_BUILD for make dist (run contrib/setup.sh, or pass --tarball=FILE)"
-	smx_log "make dist in $SMX_BUILD"
-	make -s -C "$SMX_BUILD" dist >"$work/dist.log" 2>&1 ||
+	tree=$(dist_tree)
+	smx_log "make dist in $tree"
+	make -s -C "$tree" dist >"$work/dist.log" 2>&1 ||
 		{ tail -n 20 "$work/dist.log" >&2; smx_die "make dist failed"; }
-	version=$(sed -n 's/^VERSION = //p' "$SMX_BUILD/Makefile")
-	tarball=$SMX_BUILD/ompi-smx-$version.tar.gz
+	version=$(sed -n 's/^VERSION = //p' "$tree/Makefile")
+	tarball=$tree/ompi-smx-$version.tar.gz
 	[ -f "$tarball" ] || smx_die "make dist made no $tarball"
 	mv "$tarball" "$work/SOURCES/"
 else

@@ -237,17 +237,18 @@ prog_abi=$(cc -Wall -Werror $cflags -o "$work/abi" "$work/abi.c" && "$work/abi")
 	echo "ok: a program built with the installed knemlike.pc's Cflags prints its abi_version, $pc_abi" ||
 	fail "installed knemlike.pc: Cflags '$cflags', abi_version '$pc_abi'; the program printed '$prog_abi'"
 
-# The Open MPI takes the components from the root alone (its own component path replaced).
-export OMPI_MCA_mca_base_component_path=$root$pkglibdir
-info=$("$SMX_OMPI_PREFIX/bin/ompi_info" --parsable 2>&1 | tr -d '\000')
+# The Open MPI takes the components from the root alone (its own component path replaced;
+# PMIx, which reads that variable too, keeps its own directory).
+from_root=(env "OMPI_MCA_mca_base_component_path=$root$pkglibdir"
+	"PMIX_MCA_mca_base_component_path=${PMIX_MCA_mca_base_component_path:-$(smx_ompi_path "$SMX_OMPI_PREFIX" libdir)/pmix}")
+info=$("${from_root[@]}" "$SMX_OMPI_PREFIX/bin/ompi_info" --parsable 2>&1 | tr -d '\000')
 for c in btl:smx smsc:knemlike; do
 	grep -q "^mca:$c:version:" <<<"$info" && echo "ok: ompi_info loads $c from the installed package" ||
 		fail "ompi_info does not load $c from $root$pkglibdir"
 done
-"$top/tests/mpi/run-suite" --quick --only p2p --np 2 --label "the RPM's btl/smx" --mca btl smx,self \
+"${from_root[@]}" "$top/tests/mpi/run-suite" --quick --only p2p --np 2 --label "the RPM's btl/smx" --mca btl smx,self \
 	>"$work/suite.log" 2>&1 && echo "ok: the MPI suite's p2p passes on the installed btl/smx" ||
 	{ tail -n 20 "$work/suite.log"; fail "the MPI suite's p2p on the installed btl/smx"; }
-unset OMPI_MCA_mca_base_component_path
 
 echo "== knemlike-dkms's scriptlets with this machine's DKMS, in an overlay of its root"
 # rpm installs, reinstalls and erases the package in a root that is this machine's seen
