@@ -53,11 +53,12 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/contrib/dkms/dkms.con
 work=$SMX_BUILD/rpm-test
 rm -rf "$work"
 mkdir -p "$work"
-trap 'GNUPGHOME=$work/gnupg gpgconf --kill gpg-agent 2>/dev/null; rm -rf "$work"' EXIT
+# (GnuPG's agent puts its socket in its home: a short path, whatever the checkout's)
+export GNUPGHOME
+GNUPGHOME=$(mktemp -d /tmp/smx-gpg.XXXXXX)
+trap 'gpgconf --kill gpg-agent 2>/dev/null; rm -rf "$work" "$GNUPGHOME"' EXIT
 
 echo "== a signing key for this run"
-export GNUPGHOME=$work/gnupg
-mkdir -m 700 "$GNUPGHOME"
 gpg --batch -q --passphrase '' --quick-gen-key 'ompi-smx test key (check-rpm-packages) <test@invalid>' \
 	rsa3072 sign never 2>"$work/gpg.log" || { cat "$work/gpg.log"; echo "FAIL: gpg could not make a key"; exit 1; }
 key=$(gpg --batch --with-colons --list-keys 2>/dev/null | awk -F: '$1 == "fpr" { print $10; exit }')
@@ -71,7 +72,7 @@ if ! "$top/contrib/build-rpms.sh" --out="$work/rpms" --sign="$key" --no-check >"
 fi
 rpms="knemlike-dkms-$version-1.noarch.rpm knemlike-devel-$version-1.noarch.rpm
 ompi-smx-openmpi-$version-1.x86_64.rpm knemlike-$version-1.src.rpm ompi-smx-$version-1.src.rpm"
-[ "$(sort "$work/built")" = "$(printf "$work/rpms/%s\n" $rpms | sort)" ] &&
+[ "$(sort "$work/built")" = "$(for r in $rpms; do echo "$work/rpms/$r"; done | sort)" ] &&
 	echo "ok: it printed the paths of the five RPMs it made" ||
 	fail "it printed $(tr '\n' ' ' <"$work/built"), not the five RPMs of version $version"
 cd "$work/rpms"
