@@ -7,6 +7,11 @@
 #define KNEMLIKE_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/coredump.h>
+#ifdef KNEMLIKE_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+#endif
 
 static inline long knemlike_pin_remote(struct mm_struct *mm, unsigned long start,
 				       unsigned long nr_pages, unsigned int gup_flags,
@@ -47,6 +52,18 @@ static inline void knemlike_release_fault_lock(struct vm_fault *vmf)
 	release_fault_lock(vmf);
 #else
 	mmap_read_unlock(vmf->vma->vm_mm);
+#endif
+}
+
+/* A task's dumpability (SUID_DUMP_*, a ptrace check's): its address space's, until 7.x
+ * made it the task's own exec state. Under rcu_read_lock(); mm is the task's.
+ */
+static inline int knemlike_dumpable(struct task_struct *task, struct mm_struct *mm)
+{
+#ifdef KNEMLIKE_HAVE_TASK_EXEC_STATE
+	return rcu_dereference(task->exec_state)->dumpable;
+#else
+	return get_dumpable(mm);
 #endif
 }
 

@@ -15,6 +15,12 @@
  * a lookup compares all of it, without an early exit on the secret. A cookie that names
  * nothing counts in export_cookie_misses.
  *
+ * The owner. An export serves while the process that made it runs on the address space it
+ * was made in, with the ids and dumpability it had then (knemlike_export_owner_check(),
+ * at ATTACH and at each take of pages, where the kernel checks a ptrace access again:
+ * each process_vm_readv() does). An exec, or a change of ids, retires it as an owner's
+ * end or a DESTROY does.
+ *
  * Locks. export->revoke (rwsem): read around a take of the owner's pages (the notifier's
  * sequence, the owner's mmap lock, the pin: everything that needs export->mm), write to
  * retire; so after a retirement nothing reads export->mm, and the notifier can go.
@@ -31,12 +37,15 @@
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
+#include "knemlike_compat.h"
 #include "knemlike_internal.h"
 
 #define KNEMLIKE_EXPORT_CHUNK_PAGES	(1UL << KNEMLIKE_EXPORT_CHUNK_SHIFT)
@@ -98,6 +107,7 @@ static void knemlike_export_release(struct knemlike_export *export)
 		knemlike_owner_put_export(export);
 	if (export->file)
 		knemlike_file_put(export->file);
+	put_pid(export->pid);
 }
 
 static void knemlike_export_free(struct kref *ref)
@@ -268,10 +278,11 @@ unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned lon
 
 /*
  * No page of the export is mapped once this returns, nor will be: every attachment is
- * unmapped and the notifier is gone (so export->mm is never read again). Returns false
- * when it was retired before.
+ * unmapped and the notifier is gone (so export->mm is never read again). end: what
+ * ATTACH reports from now on (struct knemlike_export). Returns false when it was
+ * retired before.
  */
-static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
+static bool knemlike_export_retire(struct knemlike_export *export, int end)
 {
 	bool first;
 
@@ -280,7 +291,7 @@ static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
 	first = !export->retired;
 	if (first) {
 		WRITE_ONCE(export->retired, true);
-		export->orphaned = orphan;
+		export->end = end;
 	}
 	up_write(&export->sem);
 	up_write(&export->revoke);
@@ -291,13 +302,99 @@ static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
 	return true;
 }
 
-/* The owner's address space went (knemlike_owner.c): retire, but stay linked, so that
- * the cookie still names the export (ESRCH) until DESTROY or close. Caller holds a ref.
+/* The owner is gone (-ESRCH) or changed (-EPERM): retire, but stay linked, so that the
+ * cookie still names the export (ESRCH, EPERM) until DESTROY or close. Caller holds a ref.
  */
+static void knemlike_export_end(struct knemlike_export *export, int end)
+{
+	if (!knemlike_export_retire(export, end))
+		return;
+	if (end == -ESRCH)
+		knemlike_count(exports_orphaned);
+	else
+		knemlike_count(exports_revoked);
+}
+
+/* The owner's address space went (knemlike_owner.c). */
 void knemlike_export_orphan(struct knemlike_export *export)
 {
-	if (knemlike_export_retire(export, true))
-		knemlike_count(exports_orphaned);
+	knemlike_export_end(export, -ESRCH);
+}
+
+static bool knemlike_ids_same(const struct knemlike_ids *ids, const struct cred *cred)
+{
+	return uid_eq(ids->uid, cred->uid) && uid_eq(ids->euid, cred->euid) &&
+	       uid_eq(ids->suid, cred->suid) && gid_eq(ids->gid, cred->gid) &&
+	       gid_eq(ids->egid, cred->egid) && gid_eq(ids->sgid, cred->sgid);
+}
+
+/*
+ * Whether the export's owner may still be read as at EXPORT, in the terms of a ptrace
+ * access check (which process_vm_readv() runs at each call): 0; -ESRCH when no thread of
+ * the process that made it runs on the export's address space any more (it exec'd or
+ * exited, whoever else keeps the address space: a CLONE_VM sibling, a vfork parent);
+ * -EPERM when one of them has other ids than the creating thread had (setresuid()) or
+ * the address space another dumpability (PR_SET_DUMPABLE; the kernel drops it at any
+ * change of ids too). Every thread counts: a peer could name any of them to the kernel.
+ * Capabilities are not compared: without an exec they can only shrink. Under
+ * export->revoke, not retired (export->mm is valid), or in the creating thread.
+ */
+static int knemlike_export_owner_check(struct knemlike_export *export)
+{
+	struct task_struct *leader, *t;
+	bool found = false;
+	int err = 0;
+
+	rcu_read_lock();
+	leader = pid_task(export->pid, PIDTYPE_TGID);
+	if (leader) {
+		for_each_thread(leader, t) {
+			if (READ_ONCE(t->mm) != export->mm)
+				continue;	/* exited, or another address space */
+			found = true;
+			if (!knemlike_ids_same(&export->ids, __task_cred(t)) ||
+			    knemlike_dumpable(t, export->mm) != export->dumpable) {
+				err = -EPERM;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return err ?: found ? 0 : -ESRCH;
+}
+
+/*
+ * Take export->revoke for reading if the export serves (0): not retired, its owner as at
+ * EXPORT. Else, with nothing held, what ATTACH reports (-ENOENT, -ESRCH, -EPERM) or
+ * -EINTR; an owner found changed here retires the export first, so that every
+ * attachment of it is unmapped and touches get SIGBUS from then on.
+ */
+int knemlike_export_hold(struct knemlike_export *export)
+{
+	bool changed = false;
+	int err;
+
+	if (down_read_killable(&export->revoke))
+		return -EINTR;
+	if (export->retired) {
+		err = export->end;
+	} else if (READ_ONCE(export->owner_gone)) {
+		err = -ESRCH;	/* its owner's work item is orphaning it */
+	} else {
+		err = knemlike_export_owner_check(export);
+		changed = err;
+	}
+	if (!err)
+		return 0;
+	up_read(&export->revoke);
+	if (changed)
+		knemlike_export_end(export, err);
+	return err;
+}
+
+void knemlike_export_unhold(struct knemlike_export *export)
+{
+	up_read(&export->revoke);
 }
 
 /* Off its file's list (the caller did that, under the file's lock): retire, out of the
@@ -305,7 +402,7 @@ void knemlike_export_orphan(struct knemlike_export *export)
  */
 static void knemlike_export_unlinked(struct knemlike_export *export)
 {
-	knemlike_export_retire(export, false);
+	knemlike_export_retire(export, -ENOENT);
 	xa_erase(&knemlike_exports, export->index);
 	knemlike_export_put(export);
 }
@@ -343,7 +440,7 @@ static int knemlike_export_setup(struct knemlike_export *export)
 {
 	int err;
 
-	export->user = knemlike_user_get(export->owner_uid);
+	export->user = knemlike_user_get(export->ids.euid);
 	if (!export->user)
 		return -ENOMEM;
 	err = knemlike_user_add(export->user, sizeof(*export) + KNEMLIKE_EXPORT_FILE_COST);
@@ -371,6 +468,7 @@ static int knemlike_export_setup(struct knemlike_export *export)
 
 int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_create *req)
 {
+	const struct cred *cred = current_cred();
 	struct knemlike_export *export;
 	int err;
 
@@ -389,12 +487,20 @@ int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_crea
 	INIT_LIST_HEAD(&export->owner_link);
 	xa_init(&export->mapped);
 	export->flags = req->flags;
-	export->owner_uid = current_euid();
+	export->ids = (struct knemlike_ids){ cred->uid, cred->euid, cred->suid,
+					     cred->gid, cred->egid, cred->sgid };
+	export->mm = current->mm;
+	rcu_read_lock();
+	export->dumpable = knemlike_dumpable(current, export->mm);
+	rcu_read_unlock();
+	export->pid = get_task_pid(current, PIDTYPE_TGID);
 	export->start = req->addr;
 	export->nr_pages = req->len >> PAGE_SHIFT;
-	export->mm = current->mm;
 	get_random_bytes(export->secret, sizeof(export->secret));
-	err = knemlike_export_setup(export);
+	/* Threads of the caller with other ids: an export none of them could use. */
+	err = knemlike_export_owner_check(export);
+	if (!err)
+		err = knemlike_export_setup(export);
 	if (err)
 		goto out_free;
 
@@ -436,7 +542,7 @@ int knemlike_export_destroy(struct knemlike_file *kf, const struct knemlike_expo
 	if (!export)
 		return -ENOENT;
 	if (export->file == kf) {
-		if (!uid_eq(current_euid(), export->owner_uid)) {
+		if (!uid_eq(current_euid(), export->ids.euid)) {
 			err = -EPERM;
 		} else {
 			mutex_lock(&kf->lock);
@@ -506,6 +612,15 @@ void knemlike_export_put(struct knemlike_export *export)
 }
 
 void knemlike_export_orphan(struct knemlike_export *export)
+{
+}
+
+int knemlike_export_hold(struct knemlike_export *export)
+{
+	return -EOPNOTSUPP;
+}
+
+void knemlike_export_unhold(struct knemlike_export *export)
 {
 }
 

@@ -87,7 +87,8 @@ struct knemlike_take {
 /*
  * Step 1: pin the owner's pages of [lo, hi) around page, within the owner's mapping at
  * page, under the owner's mmap lock only. 0, -ESTALE (nothing there that can be
- * mapped), -ENOENT (retired), -ESRCH (the owner's address space is gone), -EINTR.
+ * mapped), -EINTR, or what knemlike_export_hold() says (the export retired, or its owner
+ * gone or changed: retired now).
  */
 static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 				unsigned long lo, unsigned long hi, struct knemlike_take *t)
@@ -99,12 +100,9 @@ static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 	long got;
 	int err = 0;
 
-	if (down_read_killable(&export->revoke))
-		return -EINTR;
-	if (export->retired || READ_ONCE(export->owner_gone)) {
-		err = export->retired && !export->orphaned ? -ENOENT : -ESRCH;
-		goto out_revoke;
-	}
+	err = knemlike_export_hold(export);
+	if (err)
+		return err;
 	mm = export->mm;
 	t->seq = mmu_interval_read_begin(&export->mni);
 	if (!mmget_not_zero(mm)) {
@@ -148,7 +146,7 @@ out_unlock:
 out_mm:
 	mmput(mm);
 out_revoke:
-	up_read(&export->revoke);
+	knemlike_export_unhold(export);
 	return err;
 }
 
@@ -360,25 +358,27 @@ int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
-/* The checks of an attach, in an order that tells another user nothing of the export. */
+/* The checks of an attach, in an order that tells another user nothing of the export;
+ * last, whether its owner is still as it was at EXPORT (retiring the export if not).
+ */
 static int knemlike_export_attach_check(struct knemlike_export *export,
 					const struct knemlike_export_attach *req)
 {
 	u64 end;
+	int err;
 
 	if (!(export->flags & KNEMLIKE_EXPORT_ANY_USER) &&
-	    !uid_eq(current_euid(), export->owner_uid))
+	    !uid_eq(current_euid(), export->ids.euid))
 		return -EPERM;
 	if (check_add_overflow(req->offset, req->len, &end) ||
 	    end > (u64)export->nr_pages << PAGE_SHIFT)
 		return -ERANGE;
 	if ((req->prot & KNEMLIKE_PROT_WRITE) && (export->flags & KNEMLIKE_EXPORT_READ_ONLY))
 		return -EACCES;
-	if (READ_ONCE(export->owner_gone) || READ_ONCE(export->orphaned))
-		return -ESRCH;
-	if (READ_ONCE(export->retired))
-		return -ENOENT;
-	return 0;
+	err = knemlike_export_hold(export);
+	if (!err)
+		knemlike_export_unhold(export);
+	return err;
 }
 
 int knemlike_export_attach(struct knemlike_export_attach *req)

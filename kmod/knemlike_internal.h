@@ -106,6 +106,16 @@ struct knemlike_region {
 };
 
 /*
+ * The ids of a process that the kernel's ptrace access check compares of its target
+ * (__ptrace_may_access(), which process_vm_readv() runs): an export serves only while
+ * the process that made it has the ids it had then (knemlike_export_owner_check()).
+ */
+struct knemlike_ids {
+	kuid_t uid, euid, suid;
+	kgid_t gid, egid, sgid;
+};
+
+/*
  * An export: a range of its owner's address space that peers holding its cookie map
  * (knemlike_export.c, knemlike_export_attach.c). Nothing of it is pinned; what peers
  * have mapped is recorded per page (mapped), so that a change of the owner's mapping
@@ -122,7 +132,9 @@ struct knemlike_export {
 	u64 secret[2];			/* cookie: 128 random bits */
 	u32 index;			/* key in the index */
 	u32 flags;			/* KNEMLIKE_EXPORT_* */
-	kuid_t owner_uid;		/* effective uid of the creator */
+	struct knemlike_ids ids;	/* of the creating thread, at EXPORT (ids.euid: its user) */
+	int dumpable;			/* get_dumpable() of its address space, at EXPORT */
+	struct pid *pid;		/* the creating process (its thread group), referenced */
 	unsigned long start;		/* the owner's range: page aligned */
 	unsigned long nr_pages;
 	/* The owner's address space: valid while not retired, read under revoke. */
@@ -136,8 +148,12 @@ struct knemlike_export {
 	struct rw_semaphore revoke;	/* read: a take of the owner's pages; write: retire */
 	struct rw_semaphore sem;	/* read: mapping pages; write: the notifier, retire */
 	bool retired;			/* no page is mapped any more (written under both) */
-	bool orphaned;			/* retired because its owner's address space went */
 	bool owner_gone;		/* the notifier saw the address space's release */
+	/* Once retired, why, as ATTACH reports it: -ENOENT destroyed or closed, -ESRCH its
+	 * owner's process or address space gone (orphaned), -EPERM revoked (the owner's ids
+	 * or dumpability changed). Written with retired.
+	 */
+	int end;
 	struct xarray mapped;		/* chunk of 256 pages -> bitmap of pages mapped */
 	struct mutex grant_lock;	/* protects grants */
 	struct list_head grants;	/* attachments being mapped (knemlike_export_attach.c) */
@@ -218,6 +234,8 @@ void knemlike_file_release_exports(struct knemlike_file *kf);
 struct knemlike_export *knemlike_export_get(const struct knemlike_export_cookie *c);
 void knemlike_export_put(struct knemlike_export *export);
 void knemlike_export_orphan(struct knemlike_export *export);
+int knemlike_export_hold(struct knemlike_export *export);
+void knemlike_export_unhold(struct knemlike_export *export);
 int knemlike_export_track(struct knemlike_export *export, unsigned long page);
 unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page);
 
@@ -247,6 +265,7 @@ struct knemlike_stats {
 	s64 regions_orphaned;	/* regions retired because their owner's address space went */
 	s64 exports_live;	/* exports not yet freed */
 	s64 exports_orphaned;	/* exports retired because their owner's address space went */
+	s64 exports_revoked;	/* exports retired because their owner's ids changed */
 	s64 export_faults;	/* touches of export attachments that mapped pages */
 	s64 export_pages_mapped;	/* pages those touches mapped */
 	s64 export_pages_pinned;	/* owner pages pinned now, while a touch maps them */

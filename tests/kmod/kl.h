@@ -399,6 +399,16 @@ static inline void kl_reap(pid_t pid, double secs, const char *what)
           WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
+/* exports_live and attachments back where they were (live, atts): every export freed
+ * once its last attachment went. */
+static inline void kl_check_exports_back(long long live, long long atts)
+{
+    CHECK(kl_counter("exports_live") == live, "exports_live %lld, expected %lld",
+          kl_counter("exports_live"), live);
+    CHECK(kl_counter("attachments") == atts, "attachments %lld, expected %lld",
+          kl_counter("attachments"), atts);
+}
+
 /* Set a module parameter (the guest runs as root); returns 0 or -errno. */
 static inline int kl_set_param(const char *name, const char *value)
 {

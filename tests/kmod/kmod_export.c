@@ -781,9 +781,6 @@ int main(void)
     whole_space();
     close(fd);
     /* Exports are freed when their attachments go (orphans when the file closes). */
-    CHECK(kl_counter("exports_live") == live, "exports_live %lld, expected %lld",
-          kl_counter("exports_live"), live);
-    CHECK(kl_counter("attachments") == atts, "attachments %lld, expected %lld",
-          kl_counter("attachments"), atts);
+    kl_check_exports_back(live, atts);
     return kl_verdict("kmod_export");
 }

@@ -199,6 +199,19 @@ struct knemlike_attach {
  * count against max_regions_per_file with the regions, and their kernel memory against
  * max_user_kb (ENOSPC).
  *
+ * An export serves only while the process that made it still runs on the address space
+ * it was made in, with the ids it had then (real, effective and saved uid and gid, of
+ * every thread) and the same dumpability: what the kernel's ptrace access check compares
+ * of a target, which process_vm_readv() runs at every call. The module checks them again
+ * where the kernel would: at each ATTACH, and at each touch that maps pages. Once one has
+ * changed (setresuid(), which also makes the process non-dumpable; PR_SET_DUMPABLE), the
+ * export is revoked: every attachment is unmapped, touches get SIGBUS and ATTACH EPERM;
+ * once the process has exec'd or exited while another keeps the address space (a
+ * CLONE_VM sibling, the parent of a vfork child that exported), the same with ESRCH; both
+ * until DESTROY or close. Pages an attachment mapped before the change stay readable
+ * until one of those checks finds it (the next ATTACH or mapping touch, by any peer), as
+ * a tracer attached before a process changes its credentials stays attached.
+ *
  * An attachment is never inherited (fork: MADV_DOFORK on it fails with EINVAL), never
  * executable, cannot be made writable by mprotect() when attached read-only (EACCES),
  * cannot be grown by mremap(), and is not reachable by get_user_pages: O_DIRECT I/O,
@@ -222,7 +235,7 @@ struct knemlike_export_cookie {
 /*
  * KNEMLIKE_IOC_EXPORT. Errors: EINVAL (addr or len not page aligned, len 0, unknown
  * flag, nonzero reserved, addr + len overflows), EFAULT (the range is not all user
- * space), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
+ * space), EPERM (another thread of the caller has other ids than the caller), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
  * (this effective uid's exports and regions would take more than max_user_kb of kernel
  * memory), EOPNOTSUPP (a kernel without MMU notifiers: KNEMLIKE_FEATURE_EXPORT clear),
  * ENOMEM.
@@ -250,9 +263,11 @@ struct knemlike_export_destroy {
  * Errors: EINVAL (prot without READ or with unknown bits, nonzero flags, offset or len
  * not page aligned, len 0), ENOENT (no such export: unknown cookie, destroyed, closed),
  * ERANGE (offset + len runs past the export), EPERM (the export belongs to another
- * effective uid and was not created KNEMLIKE_EXPORT_ANY_USER; or a security module
- * refused the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY
- * export), ESRCH (the owner's address space is gone: it exited or exec'd), ENOMEM (no
+ * effective uid and was not created KNEMLIKE_EXPORT_ANY_USER; or it was revoked: its
+ * owner's ids or dumpability changed since EXPORT, above; or a security module refused
+ * the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY export),
+ * ESRCH (the owner's address space is gone, or the process that made the export exited
+ * or exec'd), ENOMEM (no
  * room in the caller's address space, vm.max_map_count, or out of memory), EAGAIN (the
  * caller's mlockall(MCL_FUTURE) would pass its RLIMIT_MEMLOCK), EINTR (a fatal signal
  * while waiting for the caller's mmap lock), EOPNOTSUPP (no MMU notifiers).

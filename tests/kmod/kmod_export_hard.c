@@ -1,0 +1,310 @@
+/*
+ * Exports, hardened (issue 62): what kmod_export's checks leave open. One section each;
+ * `kmod_export_hard [SECTION...]` runs the sections named, all by default:
+ * - creds: an export serves only while its owner's ids and dumpability are what they were
+ *   at EXPORT. The owner (uid 1000, saved uid 0) raises its effective uid to 0, or makes
+ *   itself non-dumpable; a peer of uid 1000 then gets EPERM from ATTACH and SIGBUS from
+ *   the attachment it had, never what the owner wrote since, as process_vm_readv gets
+ *   EPERM; exports_revoked counts both;
+ * - process: an export ends with the process that made it: after it execs while a
+ *   CLONE_VM sibling keeps its address space, and after a vfork child that exported exits,
+ *   ATTACH gets ESRCH and a touch SIGBUS.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "kl.h"
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+
+#define PAGE 4096UL
+#define WIN (256 * PAGE)   /* a touch's fault window, one chunk of the export */
+#define RD KNEMLIKE_PROT_READ
+#define RW (KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE)
+
+/* What a test and the processes it starts share. */
+struct shm {
+    struct knemlike_export_cookie cookie;
+    volatile int step, ack;
+    volatile int variant;
+    volatile pid_t pid;
+    int fd;   /* the test's open file, inherited */
+};
+
+/* Wait until *v reaches at least value (20 s at most: then the process ends, status 9). */
+static void await(const volatile int *v, int value)
+{
+    double end = kl_now() + 20;
+    while (*v < value) {
+        if (kl_now() > end) {
+            fprintf(stderr, "timed out waiting for step %d\n", value);
+            _exit(9);
+        }
+        usleep(1000);
+    }
+}
+
+static void become(uid_t ruid, uid_t euid, uid_t suid)
+{
+    if (setresuid(ruid, euid, suid)) {
+        perror("setresuid");
+        _exit(3);
+    }
+}
+
+/* A thread of a child process, with its own stack (clone). */
+static pid_t clone_with_stack(int (*fn)(void *), void *arg, int flags)
+{
+    const size_t size = 256 << 10;
+    char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    pid_t pid = MAP_FAILED == stack ? -1 : clone(fn, stack + size, flags, arg);
+    if (pid < 0) {
+        perror("clone");
+        exit(2);
+    }
+    return pid;
+}
+
+/* ---- creds ---- */
+
+#define OLD 0x01d0000000000001ULL      /* what the owner held at EXPORT */
+#define SECRET 0x5ec7e70000000002ULL   /* what it writes once its credentials changed */
+
+static void creds_owner(void *p)
+{
+    struct shm *s = p;
+    become(1000, 1000, s->variant ? 1000 : 0);
+    /* as a process started as uid 1000 is (setresuid from root dropped it) */
+    CHECK(0 == prctl(PR_SET_DUMPABLE, 1), "prctl(PR_SET_DUMPABLE, 1)");
+    int fd = kl_open();
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, 2 * WIN, 0);
+    kl_fill_words(buf, 2 * WIN, OLD);
+    CHECK_ERR(kl_export(fd, buf, 2 * WIN, 0, &s->cookie), 0, "uid 1000 exports 2 MiB");
+    s->step = 1;
+    await(&s->ack, 1);
+    if (s->variant) {
+        CHECK(0 == prctl(PR_SET_DUMPABLE, 0), "prctl(PR_SET_DUMPABLE, 0)");
+    } else {
+        become(-1, 0, -1);   /* effective uid 0: the kernel makes it non-dumpable */
+    }
+    kl_fill_words(buf, 2 * WIN, SECRET);
+    s->step = 2;
+    await(&s->ack, 2);
+    close(fd);
+}
+
+static void creds_peer(void *p)
+{
+    struct shm *s = p;
+    const char *what = s->variant ? "made itself non-dumpable" : "raised its euid to 0";
+    uint64_t *at = NULL, v = 0, word;
+    void *again;
+    become(1000, 1000, 1000);
+    int fd = kl_open();
+    await(&s->step, 1);
+    CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, 2 * WIN, RD, (void **) &at), 0,
+              "uid 1000 attaches the export");
+    if (!at) {
+        _exit(1);
+    }
+    CHECK(0 == kl_load64(&at[1], &v) && OLD == v, "a read before the change: %llx",
+          (unsigned long long) v);
+    s->ack = 1;
+    await(&s->step, 2);
+
+    struct iovec local = {.iov_base = &word, .iov_len = 8}, remote = {.iov_base = at, .iov_len = 8};
+    errno = 0;
+    CHECK(process_vm_readv(s->pid, &local, 1, &remote, 1, 0) < 0 && EPERM == errno,
+          "process_vm_readv of the owner that %s: %s, expected EPERM", what, strerror(errno));
+    if (s->variant) {   /* found at ATTACH */
+        CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, PAGE, RD, &again), EPERM,
+                  "ATTACH after the owner made itself non-dumpable");
+    } else {            /* found by a touch that takes pages */
+        int sig = kl_load64(&at[WIN / 8], &v);
+        CHECK(SIGBUS == sig, "a touch of a window not mapped before, after the owner %s: "
+              "signal %d, read %llx", what, sig, sig ? 0ULL : (unsigned long long) v);
+    }
+    int sig = kl_load64(&at[1], &v);
+    CHECK(SIGBUS == sig, "a touch of the page mapped before, after the owner %s: signal %d, "
+          "read %llx%s", what, sig, sig ? 0ULL : (unsigned long long) v,
+          !sig && SECRET == v ? " (what it wrote since)" : "");
+    if (!s->variant) {
+        CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, PAGE, RD, &again), EPERM,
+                  "ATTACH after the owner raised its euid to 0");
+    }
+    s->ack = 2;
+    close(fd);
+}
+
+static void creds(void)
+{
+    long long revoked = kl_counter("exports_revoked");
+    for (int variant = 0; variant < 2; variant++) {
+        SECTION("creds: the owner %s after EXPORT", variant ? "makes itself non-dumpable"
+                                                            : "(saved uid 0) raises its euid to 0");
+        struct shm *s = kl_shared_page(PAGE);
+        s->variant = variant;
+        s->pid = kl_spawn(creds_owner, s);
+        pid_t peer = kl_spawn(creds_peer, s);
+        kl_reap(peer, 30, "the peer");
+        kl_reap(s->pid, 30, "the owner");
+        munmap(s, PAGE);
+    }
+    long long moved = kl_counter("exports_revoked") - revoked;
+    CHECK(revoked >= 0 && 2 == moved, "exports_revoked moved by %lld, expected 2", moved);
+    if (revoked >= 0 && 2 == moved) {
+        printf("  ok: both exports revoked (exports_revoked +2)\n");
+    }
+}
+
+/* ---- process ---- */
+
+static int sleeper(void *arg)
+{
+    (void) arg;
+    for (;;) {
+        pause();
+    }
+    return 0;
+}
+
+/* Exports through the test's open file, starts a CLONE_VM sibling, then execs. */
+static void execing_owner(void *p)
+{
+    struct shm *s = p;
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, 2 * WIN, 0);
+    kl_fill_words(buf, 2 * WIN, 0xbed);
+    CHECK_ERR(kl_export(s->fd, buf, 2 * WIN, 0, &s->cookie), 0, "export 2 MiB");
+    s->pid = clone_with_stack(sleeper, NULL, CLONE_VM | SIGCHLD);
+    s->step = 1;
+    await(&s->ack, 1);
+    execl("/bin/sleep", "sleep", "30", (char *) NULL);
+    _exit(3);
+}
+
+/* Whether the process runs /bin/sleep now. */
+static int runs_sleep(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(comm, sizeof(comm), f)) {
+            comm[0] = 0;
+        }
+        fclose(f);
+    }
+    return 0 == strcmp(comm, "sleep\n");
+}
+
+static void process_exec(int fd)
+{
+    SECTION("process: the owner execs while a CLONE_VM sibling keeps its address space");
+    struct shm *s = kl_shared_page(PAGE);
+    uint64_t *at = NULL, v = 0;
+    void *again;
+    long long orphaned = kl_counter("exports_orphaned");
+    s->fd = fd;
+    prctl(PR_SET_CHILD_SUBREAPER, 1);   /* the sibling comes back to be reaped */
+    pid_t owner = kl_spawn(execing_owner, s);
+    await(&s->step, 1);
+    CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, 2 * WIN, RD, (void **) &at), 0, "attach");
+    CHECK(at && 0 == kl_load64(&at[1], &v) && 0xbed == v, "a read before the exec: %llx",
+          (unsigned long long) v);
+    s->ack = 1;
+    double end = kl_now() + 10;
+    while (!runs_sleep(owner) && kl_now() < end) {
+        usleep(1000);
+    }
+    CHECK(runs_sleep(owner), "the owner did not exec");
+    if (at) {
+        int sig = kl_load64(&at[WIN / 8], &v);
+        CHECK(SIGBUS == sig, "a touch of a window not mapped before, after the exec: signal %d, "
+              "read %llx", sig, sig ? 0ULL : (unsigned long long) v);
+        sig = kl_load64(&at[1], &v);
+        CHECK(SIGBUS == sig, "a touch of the page mapped before, after the exec: signal %d", sig);
+        if (SIGBUS == sig) {
+            printf("  ok: touches after the owner exec'd -> SIGBUS\n");
+        }
+        munmap(at, 2 * WIN);
+    }
+    CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, PAGE, RD, &again), ESRCH,
+              "ATTACH after the owner exec'd (its sibling keeps the old address space)");
+    CHECK(kl_counter("exports_orphaned") > orphaned, "exports_orphaned did not move");
+    CHECK_ERR(kl_export_destroy(fd, &s->cookie), 0, "destroy");
+    kill(owner, SIGKILL);
+    kill(s->pid, SIGKILL);
+    waitpid(owner, NULL, 0);
+    waitpid(s->pid, NULL, 0);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    munmap(s, PAGE);
+}
+
+struct vfork_arg {
+    int fd, rc;
+    void *buf;
+    struct knemlike_export_cookie cookie;
+};
+
+/* A vfork child: exports the memory it shares with its parent, and exits. */
+static int vfork_exporter(void *p)
+{
+    struct vfork_arg *a = p;
+    a->rc = kl_export(a->fd, a->buf, WIN, 0, &a->cookie);
+    _exit(0);
+}
+
+static void process_vfork(int fd)
+{
+    SECTION("process: a vfork child exports, and exits");
+    struct vfork_arg a = {.fd = fd};
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, WIN, 0), *at = NULL;
+    kl_fill_words(buf, WIN, 0x7f07);
+    a.buf = buf;
+    pid_t pid = clone_with_stack(vfork_exporter, &a, CLONE_VM | CLONE_VFORK | SIGCHLD);
+    waitpid(pid, NULL, 0);
+    CHECK(0 == a.rc, "the vfork child's EXPORT: %d", a.rc);
+    int rc = kl_export_attach(fd, &a.cookie, 0, WIN, RD, (void **) &at);
+    uint64_t v = 0;
+    int read = at && 0 == kl_load64(&at[0], &v) && 0x7f07 == v;
+    CHECK(-ESRCH == rc, "ATTACH of the export of a vfork child that exited: %d (%s)%s", rc,
+          strerror(-rc), read ? ", and it reads its parent's memory" : "");
+    if (-ESRCH == rc) {
+        printf("  ok: ATTACH of the export of a vfork child that exited -> ESRCH\n");
+    }
+    if (at) {
+        munmap(at, WIN);
+    }
+    CHECK_ERR(kl_export_destroy(fd, &a.cookie), 0, "destroy");
+    munmap(buf, WIN);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int fd = kl_open(), all = argc < 2;
+    long long live = kl_counter("exports_live"), atts = kl_counter("attachments");
+    kl_catch_faults();
+    for (int i = 1; i < argc; i++) {
+        char word[64];
+        snprintf(word, sizeof(word), " %s ", argv[i]);
+        if (!strstr(" creds process ", word)) {
+            fprintf(stderr, "usage: %s [creds|process]...\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+#define RUN(name, call)                                                            \
+    for (int i = 1; all || i < argc; i++) {                                        \
+        if (all || 0 == strcmp(argv[i], name)) {                                   \
+            call;                                                                  \
+            break;                                                                 \
+        }                                                                          \
+    }
+    RUN("creds", creds());
+    RUN("process", (process_exec(fd), process_vfork(fd)));
+    close(fd);
+    kl_check_exports_back(live, atts);
+    return kl_verdict("kmod_export_hard");
+}
