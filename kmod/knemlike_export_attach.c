@@ -130,6 +130,13 @@ static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 				  t->writable ? FOLL_WRITE : 0, t->pages);
 	if (got > 0 && page >= lo + got) {	/* stopped short of the touched page */
 		unpin_user_pages(t->pages, got);
+		got = 0;
+	}
+	/* A page before the touched one that cannot be pinned (missing under userfaultfd,
+	 * say) stops the window there, or fails it from its first page: the touched page
+	 * still has what memory it has, so take from it.
+	 */
+	if (got <= 0 && got != -EINTR && lo < page) {
 		lo = page;
 		got = knemlike_pin_remote(mm, base + (lo << PAGE_SHIFT), hi - lo,
 					  t->writable ? FOLL_WRITE : 0, t->pages);

@@ -6,6 +6,8 @@
  *   itself non-dumpable; a peer of uid 1000 then gets EPERM from ATTACH and SIGBUS from
  *   the attachment it had, never what the owner wrote since, as process_vm_readv gets
  *   EPERM; exports_revoked counts both;
+ * - window: a touch of a present page whose fault window begins on a page that cannot be
+ *   pinned (missing under userfaultfd) reads the page;
  * - process: an export ends with the process that made it: after it execs while a
  *   CLONE_VM sibling keeps its address space, and after a vfork child that exported exits,
  *   ATTACH gets ESRCH and a touch SIGBUS.
@@ -14,8 +16,10 @@
  */
 #include "kl.h"
 
+#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #define PAGE 4096UL
@@ -64,6 +68,20 @@ static pid_t clone_with_stack(int (*fn)(void *), void *arg, int flags)
         exit(2);
     }
     return pid;
+}
+
+/* A userfaultfd that nobody reads, registered over [addr, addr + len) in mode. */
+static int uffd_register(void *addr, size_t len, unsigned long long mode)
+{
+    int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    struct uffdio_api api = {.api = UFFD_API};
+    struct uffdio_register reg = {.range = {.start = (uintptr_t) addr, .len = len},
+                                  .mode = mode};
+    if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+        perror("userfaultfd");
+        exit(2);
+    }
+    return uffd;
 }
 
 /* ---- creds ---- */
@@ -156,6 +174,35 @@ static void creds(void)
     if (revoked >= 0 && 2 == moved) {
         printf("  ok: both exports revoked (exports_revoked +2)\n");
     }
+}
+
+/* ---- window ---- */
+
+static void window(int fd)
+{
+    SECTION("window: a present page whose fault window begins on a page that cannot be "
+            "pinned (missing under userfaultfd)");
+    uint8_t *buf = mmap(NULL, WIN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct knemlike_export_cookie c;
+    uint64_t *at = NULL, v = 0;
+    kl_fill_words(buf + PAGE, WIN - PAGE, 0x77);   /* every page present but the first */
+    int uffd = uffd_register(buf, WIN, UFFDIO_REGISTER_MODE_MISSING);
+    CHECK_ERR(kl_export(fd, buf, WIN, 0, &c), 0, "export 1 MiB, its first page missing");
+    CHECK_ERR(kl_export_attach(fd, &c, 0, WIN, RD, (void **) &at), 0, "attach it");
+    if (at) {
+        int sig = kl_load64(&at[5 * PAGE / 8], &v);
+        CHECK(0 == sig && 0x77 == v, "a touch of page 5: signal %d, read %llx", sig,
+              (unsigned long long) v);
+        if (0 == sig && 0x77 == v) {
+            printf("  ok: page 5 read though page 0 of its window cannot be pinned\n");
+        }
+        sig = kl_load64(&at[0], &v);
+        CHECK(SIGBUS == sig, "a touch of the missing page itself: signal %d", sig);
+        munmap(at, WIN);
+    }
+    CHECK_ERR(kl_export_destroy(fd, &c), 0, "destroy");
+    close(uffd);
+    munmap(buf, WIN);
 }
 
 /* ---- process ---- */
@@ -289,8 +336,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char word[64];
         snprintf(word, sizeof(word), " %s ", argv[i]);
-        if (!strstr(" creds process ", word)) {
-            fprintf(stderr, "usage: %s [creds|process]...\n",
+        if (!strstr(" creds window process ", word)) {
+            fprintf(stderr, "usage: %s [creds|window|process]...\n",
                     argv[0]);
             return 2;
         }
@@ -303,6 +350,7 @@ int main(int argc, char **argv)
         }                                                                          \
     }
     RUN("creds", creds());
+    RUN("window", window(fd));
     RUN("process", (process_exec(fd), process_vfork(fd)));
     close(fd);
     kl_check_exports_back(live, atts);

@@ -187,8 +187,10 @@ struct knemlike_attach {
  * part of the range (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write,
  * migration, reclaim, exit, exec), that part is unmapped from every attachment, so a peer
  * sees the owner's current memory or SIGBUS (BUS_ADRERR), never pages the owner has let
- * go. SIGBUS: no memory there (or memory that cannot be shared: a device's, PROT_NONE),
- * a store where the owner's memory is read-only, the export destroyed (no touch reaches
+ * go. SIGBUS: no memory at the page touched (or memory that cannot be shared: a
+ * device's, PROT_NONE; or a page missing under userfaultfd, which the module cannot wait
+ * for), whatever the pages around it are; a store where the owner's memory is read-only,
+ * the export destroyed (no touch reaches
  * the owner's memory once KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), the owner
  * exited or exec'd, or the owner's max_user_kb reached by the bookkeeping of what is
  * mapped (below).
