@@ -24,6 +24,17 @@ static inline long knemlike_pin_remote(struct mm_struct *mm, unsigned long start
 #endif
 }
 
+static inline long knemlike_get_remote(struct mm_struct *mm, unsigned long start,
+				       unsigned long nr_pages, unsigned int gup_flags,
+				       struct page **pages)
+{
+#ifdef KNEMLIKE_PIN_REMOTE_HAS_VMAS
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL, NULL);
+#else
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL);
+#endif
+}
+
 /* vm_flags became read-only, with setters, in 6.3. */
 static inline void knemlike_vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
 {
@@ -64,6 +75,17 @@ static inline int knemlike_dumpable(struct task_struct *task, struct mm_struct *
 	return rcu_dereference(task->exec_state)->dumpable;
 #else
 	return get_dumpable(mm);
+#endif
+}
+
+/* Unmap [addr, addr + size) of a VM_PFNMAP mapping: zap_vma_ptes(), renamed in 7.x. */
+static inline void knemlike_zap_pfn_range(struct vm_area_struct *vma, unsigned long addr,
+					  unsigned long size)
+{
+#ifdef KNEMLIKE_HAVE_ZAP_SPECIAL_VMA_RANGE
+	zap_special_vma_range(vma, addr, size);
+#else
+	zap_vma_ptes(vma, addr, size);
 #endif
 }
 

@@ -8,6 +8,10 @@
  *   EPERM; exports_revoked counts both;
  * - window: a touch of a present page whose fault window begins on a page that cannot be
  *   pinned (missing under userfaultfd) reads the page;
+ * - loads: a load through a writable attachment writes nothing of the owner's: it breaks
+ *   no copy-on-write (the owner's pages stay shared with its child, /proc/self/pagemap),
+ *   and reads memory under userfaultfd write protection; a store after the attacher's own
+ *   mprotect(PROT_READ) and back lands;
  * - process: an export ends with the process that made it: after it execs while a
  *   CLONE_VM sibling keeps its address space, and after a vfork child that exported exits,
  *   ATTACH gets ESRCH and a touch SIGBUS.
@@ -205,6 +209,137 @@ static void window(int fd)
     munmap(buf, WIN);
 }
 
+/* ---- loads ---- */
+
+/* How many of the pages of [buf, buf + len) only this process maps (pagemap bit 56). */
+static int exclusive_pages(const void *buf, size_t len)
+{
+    int pm = open("/proc/self/pagemap", O_RDONLY), n = 0;
+    for (size_t off = 0; pm >= 0 && off < len; off += PAGE) {
+        uint64_t e = 0;
+        if (pread(pm, &e, 8, (off_t) (((uintptr_t) buf + off) / PAGE * 8)) == 8) {
+            n += (int) (e >> 56 & 1);
+        }
+    }
+    if (pm >= 0) {
+        close(pm);
+    }
+    return pm < 0 ? -1 : n;
+}
+
+/* Export [buf, buf + len) and attach it read-write: the attachment, or NULL. */
+static uint64_t *export_rw(int fd, void *buf, size_t len, struct knemlike_export_cookie *c)
+{
+    void *at = NULL;
+    CHECK_ERR(kl_export(fd, buf, len, 0, c), 0, "export");
+    CHECK_ERR(kl_export_attach(fd, c, 0, len, RW, &at), 0, "attach it read-write");
+    return at;
+}
+
+static void loads_cow(int fd)
+{
+    SECTION("loads: a load through a writable attachment breaks no copy-on-write");
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, WIN, 0), v = 0;
+    struct knemlike_export_cookie c;
+    int pfd[2];
+    kl_fill_words(buf, WIN, 0x10ad);
+    if (pipe(pfd)) {
+        perror("pipe");
+        exit(2);
+    }
+    pid_t child = fork();
+    if (0 == child) {   /* holds the pages copy-on-write until the pipe closes */
+        char x;
+        close(pfd[1]);
+        _exit(read(pfd[0], &x, 1) == 0 && 0x10ad == buf[5] ? 0 : 1);
+    }
+    close(pfd[0]);
+    int before = exclusive_pages(buf, WIN);
+    uint64_t *at = export_rw(fd, buf, WIN, &c);
+    if (at) {
+        CHECK(0 == kl_load64(&at[3], &v) && 0x10ad == v, "a load: %llx", (unsigned long long) v);
+        int after = exclusive_pages(buf, WIN);
+        CHECK(0 == before && 0 == after, "the owner's pages only it maps: %d before the load, "
+              "%d after (copy-on-write broken by a load)", before, after);
+        if (0 == before && 0 == after) {
+            printf("  ok: after a load all %lu pages still shared with the owner's child\n",
+                   WIN / PAGE);
+        }
+        CHECK(0 == kl_store64(&at[5], 0x5a5a) && 0x5a5a == buf[5], "a store: the owner reads "
+              "%llx", (unsigned long long) buf[5]);
+        munmap(at, WIN);
+    }
+    close(pfd[1]);
+    int st;
+    waitpid(child, &st, 0);
+    CHECK(WIFEXITED(st) && 0 == WEXITSTATUS(st), "the owner's child saw the store");
+    CHECK_ERR(kl_export_destroy(fd, &c), 0, "destroy");
+    munmap(buf, WIN);
+}
+
+static void loads_uffd_wp(int fd)
+{
+    SECTION("loads: memory under userfaultfd write protection reads, and refuses stores");
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, WIN, 0), v = 0;
+    struct knemlike_export_cookie c;
+    kl_fill_words(buf, WIN, 0x3030);
+    int uffd = uffd_register(buf, WIN, UFFDIO_REGISTER_MODE_WP);
+    struct uffdio_writeprotect wp = {.range = {.start = (uintptr_t) buf, .len = WIN},
+                                     .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+    if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
+        perror("UFFDIO_WRITEPROTECT");
+        exit(2);
+    }
+    uint64_t *at = export_rw(fd, buf, WIN, &c);
+    if (at) {
+        int sig = kl_load64(&at[7], &v);
+        CHECK(0 == sig && 0x3030 == v, "a load of write-protected memory: signal %d, read %llx",
+              sig, (unsigned long long) v);
+        if (0 == sig && 0x3030 == v) {
+            printf("  ok: a load of write-protected memory reads it\n");
+        }
+        sig = kl_store64(&at[8], 1);
+        CHECK(SIGBUS == sig && 0x3030 == buf[8], "a store into it: signal %d, the owner's word "
+              "%llx", sig, (unsigned long long) buf[8]);
+        munmap(at, WIN);
+    }
+    CHECK_ERR(kl_export_destroy(fd, &c), 0, "destroy");
+    close(uffd);
+    munmap(buf, WIN);
+}
+
+static void loads_mprotect(int fd)
+{
+    SECTION("loads: a store after the attacher's own mprotect(PROT_READ) and back");
+    uint64_t *buf = (uint64_t *) kl_map_filled(NULL, WIN, 0), v = 0;
+    struct knemlike_export_cookie c;
+    uint64_t *at = export_rw(fd, buf, WIN, &c);
+    const size_t w = 3 * PAGE / 8;   /* a word of a page only loaded so far */
+    kl_fill_words(buf, WIN, 0x4141);
+    if (at) {
+        CHECK(0 == kl_load64(&at[0], &v) && 0x4141 == v, "a load: %llx", (unsigned long long) v);
+        CHECK(0 == mprotect(at, WIN, PROT_READ), "mprotect(PROT_READ) of the attachment");
+        CHECK(0 == kl_load64(&at[w], &v) && 0x4141 == v, "a load: %llx", (unsigned long long) v);
+        CHECK(0 == mprotect(at, WIN, PROT_READ | PROT_WRITE), "mprotect back to read-write");
+        int sig = kl_store64(&at[w], 2);
+        CHECK(0 == sig && 2 == buf[w], "a store after mprotect back: signal %d, the owner's "
+              "word %llx", sig, (unsigned long long) buf[w]);
+        if (0 == sig && 2 == buf[w]) {
+            printf("  ok: a store after mprotect(PROT_READ) and back lands\n");
+        }
+        munmap(at, WIN);
+    }
+    CHECK_ERR(kl_export_destroy(fd, &c), 0, "destroy");
+    munmap(buf, WIN);
+}
+
+static void loads(int fd)
+{
+    loads_cow(fd);
+    loads_uffd_wp(fd);
+    loads_mprotect(fd);
+}
+
 /* ---- process ---- */
 
 static int sleeper(void *arg)
@@ -336,8 +471,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char word[64];
         snprintf(word, sizeof(word), " %s ", argv[i]);
-        if (!strstr(" creds window process ", word)) {
-            fprintf(stderr, "usage: %s [creds|window|process]...\n",
+        if (!strstr(" creds window loads process ", word)) {
+            fprintf(stderr, "usage: %s [creds|window|loads|process]...\n",
                     argv[0]);
             return 2;
         }
@@ -351,6 +486,7 @@ int main(int argc, char **argv)
     }
     RUN("creds", creds());
     RUN("window", window(fd));
+    RUN("loads", loads(fd));
     RUN("process", (process_exec(fd), process_vfork(fd)));
     close(fd);
     kl_check_exports_back(live, atts);

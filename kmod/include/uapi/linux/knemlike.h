@@ -183,7 +183,10 @@ struct knemlike_attach {
  * plain loads and stores.
  *
  * A touch maps the owner's memory as it is at that moment (up to 1 MiB around the page
- * touched); no page stays pinned once mapped. Before the owner's mapping changes over a
+ * touched); no page stays pinned once mapped. A load takes the owner's pages for reading
+ * only, so it never writes them (no copy-on-write broken, no page dirtied, userfaultfd
+ * write protection respected); a store takes its window's pages for writing, as the
+ * owner's own store would. Before the owner's mapping changes over a
  * part of the range (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write,
  * migration, reclaim, exit, exec), that part is unmapped from every attachment, so a peer
  * sees the owner's current memory or SIGBUS (BUS_ADRERR), never pages the owner has let
