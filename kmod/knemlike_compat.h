@@ -13,26 +13,29 @@
 #include <linux/sched/exec_state.h>
 #endif
 
-static inline long knemlike_pin_remote(struct mm_struct *mm, unsigned long start,
+/* Pages of another address space, pinned (pin) or referenced. Both calls lost their
+ * vmas argument in 6.5.
+ */
+static inline long knemlike_gup_remote(struct mm_struct *mm, unsigned long start,
 				       unsigned long nr_pages, unsigned int gup_flags,
-				       struct page **pages)
+				       struct page **pages, bool pin)
 {
 #ifdef KNEMLIKE_PIN_REMOTE_HAS_VMAS
+	if (!pin)
+		return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL, NULL);
 	return pin_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL, NULL);
 #else
+	if (!pin)
+		return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL);
 	return pin_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL);
 #endif
 }
 
-static inline long knemlike_get_remote(struct mm_struct *mm, unsigned long start,
+static inline long knemlike_pin_remote(struct mm_struct *mm, unsigned long start,
 				       unsigned long nr_pages, unsigned int gup_flags,
 				       struct page **pages)
 {
-#ifdef KNEMLIKE_PIN_REMOTE_HAS_VMAS
-	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL, NULL);
-#else
-	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages, NULL);
-#endif
+	return knemlike_gup_remote(mm, start, nr_pages, gup_flags, pages, true);
 }
 
 /* vm_flags became read-only, with setters, in 6.3. */

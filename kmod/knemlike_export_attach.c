@@ -96,9 +96,8 @@ struct knemlike_take {
 static long knemlike_export_gup(struct mm_struct *mm, unsigned long start,
 				unsigned long nr, struct knemlike_take *t)
 {
-	if (t->writable)
-		return knemlike_pin_remote(mm, start, nr, FOLL_WRITE, t->pages);
-	return knemlike_get_remote(mm, start, nr, 0, t->pages);
+	return knemlike_gup_remote(mm, start, nr, t->writable ? FOLL_WRITE : 0, t->pages,
+				   t->writable);
 }
 
 /* Give back nr pages knemlike_export_gup() took (marked dirty if dirty: written). */
