@@ -28,7 +28,9 @@
  * retiring); read while pages are put into an attachment's page table, with the
  * sequence checked. Order: revoke, then an mmap lock (the owner's) or sem, never both an
  * mmap lock and another mm's. Unmapping attachments (unmap_mapping_range) is done with
- * neither held.
+ * neither held. export->grant_lock (a mutex) over the grants, the list of attachments
+ * and kept: taken under an attaching process's mmap lock (its mmap, its munmap's
+ * vm_ops->close) or with nothing held (ATTACH, retiring), never around another lock.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
@@ -50,10 +52,17 @@
 
 #define KNEMLIKE_EXPORT_CHUNK_PAGES	(1UL << KNEMLIKE_EXPORT_CHUNK_SHIFT)
 #define KNEMLIKE_EXPORT_CHUNK_LONGS	BITS_TO_LONGS(KNEMLIKE_EXPORT_CHUNK_PAGES)
-/* What a chunk's bitmap costs, with its share of the xarray's nodes (576 B per 64). */
-#define KNEMLIKE_EXPORT_CHUNK_COST	(KNEMLIKE_EXPORT_CHUNK_LONGS * sizeof(long) + 16)
-/* An upper bound of the pseudo file's inode, dentry and file. */
-#define KNEMLIKE_EXPORT_FILE_COST	2048
+
+/* What is mapped of a chunk of the export's pages, and who was charged for knowing it:
+ * the user of the attachment whose touch first mapped pages there.
+ */
+struct knemlike_export_chunk {
+	struct knemlike_user *user;
+	unsigned long bits[KNEMLIKE_EXPORT_CHUNK_LONGS];
+};
+
+/* What a chunk costs, with its share of the xarray's nodes (576 B per 64). */
+#define KNEMLIKE_EXPORT_CHUNK_COST	(sizeof(struct knemlike_export_chunk) + 16)
 
 #ifdef CONFIG_MMU_NOTIFIER
 
@@ -91,18 +100,37 @@ static void knemlike_export_free_rcu(struct rcu_head *rcu)
 	kmem_cache_free(knemlike_export_cache, container_of(rcu, struct knemlike_export, rcu));
 }
 
+/* Free the chunks, each uncharged from the user who paid for it. Nothing reads them any
+ * more (retired or never published; a touch that makes one since frees nothing).
+ */
+static void knemlike_export_free_chunks(struct knemlike_export *export)
+{
+	struct knemlike_export_chunk *c;
+	unsigned long index;
+
+	xa_for_each(&export->mapped, index, c) {
+		xa_erase(&export->mapped, index);
+		knemlike_user_sub(c->user, KNEMLIKE_EXPORT_CHUNK_COST);
+		kfree(c);
+	}
+}
+
+/* The owner stops paying for the export: it is retired, or was never published. */
+static void knemlike_export_uncharge(struct knemlike_export *export)
+{
+	if (export->user)
+		knemlike_user_sub(export->user, KNEMLIKE_EXPORT_COST);
+	export->user = NULL;
+}
+
 /* Free what the export holds. Retired (or never published): its notifier is gone. */
 static void knemlike_export_release(struct knemlike_export *export)
 {
-	unsigned long *bits, chunk;
-
-	xa_for_each(&export->mapped, chunk, bits)
-		kfree(bits);
+	knemlike_export_free_chunks(export);
 	xa_destroy(&export->mapped);
 	if (export->map_file)
 		fput(export->map_file);
-	if (export->user)
-		knemlike_user_sub(export->user, atomic_long_read(&export->user_cost));
+	knemlike_export_uncharge(export);
 	if (export->owner)
 		knemlike_owner_put_export(export);
 	if (export->file)
@@ -160,14 +188,15 @@ static void knemlike_export_zap(struct knemlike_export *export, unsigned long fi
 static bool knemlike_export_any_mapped(struct knemlike_export *export, unsigned long first,
 				       unsigned long last)
 {
-	unsigned long chunk, *bits, lo, hi, base;
+	struct knemlike_export_chunk *c;
+	unsigned long chunk, lo, hi, base;
 
-	xa_for_each_range(&export->mapped, chunk, bits, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
+	xa_for_each_range(&export->mapped, chunk, c, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
 			  (last - 1) >> KNEMLIKE_EXPORT_CHUNK_SHIFT) {
 		base = chunk << KNEMLIKE_EXPORT_CHUNK_SHIFT;
 		lo = max(first, base) - base;
 		hi = min(last, base + KNEMLIKE_EXPORT_CHUNK_PAGES) - base;
-		if (find_next_bit(bits, hi, lo) < hi)
+		if (find_next_bit(c->bits, hi, lo) < hi)
 			return true;
 	}
 	return false;
@@ -183,9 +212,11 @@ static void knemlike_export_unmap(struct knemlike_export *export, unsigned long 
 				  unsigned long last)
 {
 	unsigned long chunk, *bits, lo, hi, base, i, top;
+	struct knemlike_export_chunk *c;
 
-	xa_for_each_range(&export->mapped, chunk, bits, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
+	xa_for_each_range(&export->mapped, chunk, c, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
 			  (last - 1) >> KNEMLIKE_EXPORT_CHUNK_SHIFT) {
+		bits = c->bits;
 		base = chunk << KNEMLIKE_EXPORT_CHUNK_SHIFT;
 		lo = max(first, base) - base;
 		hi = min(last, base + KNEMLIKE_EXPORT_CHUNK_PAGES) - base;
@@ -244,36 +275,44 @@ static const struct mmu_interval_notifier_ops knemlike_export_ops = {
 
 /*
  * The bitmap of what is mapped in the chunk of the export's page: made, and counted in
- * the owner's max_user_kb, by a touch before it maps pages there (no lock held: the
- * notifier, which reads the bitmaps, may run in reclaim). 0, -ENOMEM or -ENOSPC.
+ * user's max_user_kb (the toucher's, not the owner's: another user's touches of an
+ * ANY_USER export must not use up the owner's), by a touch before it maps pages there
+ * (no lock held: the notifier, which reads the bitmaps, may run in reclaim). 0, -ENOMEM
+ * or -ENOSPC.
  */
-int knemlike_export_track(struct knemlike_export *export, unsigned long page)
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user)
 {
 	unsigned long chunk = page >> KNEMLIKE_EXPORT_CHUNK_SHIFT;
-	unsigned long *bits, *old;
+	struct knemlike_export_chunk *c, *old;
 	int err;
 
 	if (xa_load(&export->mapped, chunk))
 		return 0;
-	err = knemlike_user_add(export->user, KNEMLIKE_EXPORT_CHUNK_COST);
+	err = knemlike_user_add(user, KNEMLIKE_EXPORT_CHUNK_COST);
 	if (err)
 		return err;
-	bits = kcalloc(KNEMLIKE_EXPORT_CHUNK_LONGS, sizeof(long), GFP_KERNEL_ACCOUNT);
-	old = bits ? xa_cmpxchg(&export->mapped, chunk, NULL, bits, GFP_KERNEL_ACCOUNT) :
-		     ERR_PTR(-ENOMEM);
-	if (!old) {
-		atomic_long_add(KNEMLIKE_EXPORT_CHUNK_COST, &export->user_cost);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (c)
+		c->user = user;
+	old = c ? xa_cmpxchg(&export->mapped, chunk, NULL, c, GFP_KERNEL_ACCOUNT) :
+		  ERR_PTR(-ENOMEM);
+	if (!old)
 		return 0;
-	}
-	kfree(bits);
-	knemlike_user_sub(export->user, KNEMLIKE_EXPORT_CHUNK_COST);
+	kfree(c);
+	knemlike_user_sub(user, KNEMLIKE_EXPORT_CHUNK_COST);
 	return xa_is_err(old) || IS_ERR(old) ? -ENOMEM : 0;	/* or another touch was first */
 }
 
-/* The bitmap of the chunk of the export's page (made by knemlike_export_track). */
+/* The bitmap of the chunk of the export's page (made by knemlike_export_track): valid
+ * while the export is not retired, so use it under sem with retired false.
+ */
 unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page)
 {
-	return xa_load(&export->mapped, page >> KNEMLIKE_EXPORT_CHUNK_SHIFT);
+	struct knemlike_export_chunk *c;
+
+	c = xa_load(&export->mapped, page >> KNEMLIKE_EXPORT_CHUNK_SHIFT);
+	return c ? c->bits : NULL;
 }
 
 /*
@@ -299,6 +338,13 @@ static bool knemlike_export_retire(struct knemlike_export *export, int end)
 		return false;
 	knemlike_export_zap(export, 0, export->nr_pages);
 	mmu_interval_notifier_remove(&export->mni);
+	/* Nothing is mapped any more, nor will be: what is left is the structure and its
+	 * file, kept by attachments until they are unmapped. Their users pay for that from
+	 * now on, not the owner, who cannot unmap them.
+	 */
+	knemlike_export_free_chunks(export);
+	knemlike_export_uncharge(export);
+	knemlike_export_attachments_keep(export);
 	return true;
 }
 
@@ -443,12 +489,11 @@ static int knemlike_export_setup(struct knemlike_export *export)
 	export->user = knemlike_user_get(export->ids.euid);
 	if (!export->user)
 		return -ENOMEM;
-	err = knemlike_user_add(export->user, sizeof(*export) + KNEMLIKE_EXPORT_FILE_COST);
+	err = knemlike_user_add(export->user, KNEMLIKE_EXPORT_COST);
 	if (err) {
 		export->user = NULL;
 		return err;
 	}
-	atomic_long_set(&export->user_cost, sizeof(*export) + KNEMLIKE_EXPORT_FILE_COST);
 	export->map_file = knemlike_pseudo_file(&knemlike_export_fops, export);
 	if (IS_ERR(export->map_file)) {
 		err = PTR_ERR(export->map_file);
@@ -483,6 +528,7 @@ int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_crea
 	init_rwsem(&export->sem);
 	mutex_init(&export->grant_lock);
 	INIT_LIST_HEAD(&export->grants);
+	INIT_LIST_HEAD(&export->attachments);
 	INIT_LIST_HEAD(&export->file_link);
 	INIT_LIST_HEAD(&export->owner_link);
 	xa_init(&export->mapped);
@@ -624,7 +670,8 @@ void knemlike_export_unhold(struct knemlike_export *export)
 {
 }
 
-int knemlike_export_track(struct knemlike_export *export, unsigned long page)
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user)
 {
 	return -EOPNOTSUPP;
 }

@@ -44,10 +44,17 @@
 /*
  * An export mapped into a process. References: its grant until mmap takes it over, then
  * each VMA that maps it (a split or mremap adds one, through vm_ops->open).
+ *
+ * Charged to its attacher's user (max_user_kb): its structure, from ATTACH; the chunks of
+ * what is mapped that its touches make (knemlike_export_track()); and, once the export
+ * is retired, what is left of the export (KNEMLIKE_EXPORT_COST), which it keeps alive.
  */
 struct knemlike_xattach {
 	struct kref ref;
 	struct knemlike_export *export;	/* referenced */
+	struct knemlike_user *user;	/* the attacher's effective uid */
+	unsigned long cost;		/* charged to user, but the chunks (export->grant_lock) */
+	struct list_head link;		/* in export->attachments until freed */
 	struct list_head grant_link;	/* in export->grants until mapped */
 	struct task_struct *grantee;	/* only this thread's mmap takes the grant */
 	unsigned long first;		/* the export's pages [first, first + nr) */
@@ -61,10 +68,39 @@ struct knemlike_xattach {
 static void knemlike_xattach_free(struct kref *ref)
 {
 	struct knemlike_xattach *at = container_of(ref, struct knemlike_xattach, ref);
+	struct knemlike_export *export = at->export;
 
-	knemlike_export_put(at->export);
+	mutex_lock(&export->grant_lock);
+	list_del(&at->link);
+	mutex_unlock(&export->grant_lock);
+	knemlike_user_sub(at->user, at->cost);
+	knemlike_export_put(export);
 	knemlike_count_add(attachments, -1);
 	kfree(at);
+}
+
+/* The export is left to at to keep: at's user pays for it. Under export->grant_lock. */
+static void knemlike_xattach_keep(struct knemlike_xattach *at)
+{
+	knemlike_user_add_over(at->user, KNEMLIKE_EXPORT_COST);
+	at->cost += KNEMLIKE_EXPORT_COST;
+}
+
+/*
+ * The export was retired (knemlike_export_retire()): from now on each of its attachments
+ * pays for what is left of it, which the owner can no longer give back (only unmapping
+ * them does). Counted even past max_user_kb: the attacher's own requests then get ENOSPC
+ * until it unmaps. An attachment made later pays as it is linked.
+ */
+void knemlike_export_attachments_keep(struct knemlike_export *export)
+{
+	struct knemlike_xattach *at;
+
+	mutex_lock(&export->grant_lock);
+	export->kept = true;
+	list_for_each_entry(at, &export->attachments, link)
+		knemlike_xattach_keep(at);
+	mutex_unlock(&export->grant_lock);
 }
 
 static void knemlike_xattach_put(struct knemlike_xattach *at)
@@ -266,7 +302,7 @@ static int knemlike_export_fill(struct knemlike_xattach *at, unsigned long addr,
 	err = knemlike_export_take(at, page, lo, hi, t);
 	if (err)
 		goto out_free;
-	err = knemlike_export_track(at->export, page);
+	err = knemlike_export_track(at->export, page, at->user);
 	if (!err)
 		err = knemlike_export_map(at, addr, page, t, &knemlike_xattach_vm_ops);
 	/* Marked dirty when they may have been written through the attachment: a store
@@ -463,6 +499,13 @@ int knemlike_export_attach(struct knemlike_export_attach *req)
 		err = -ENOMEM;
 		goto out_put;
 	}
+	at->user = knemlike_user_get(current_euid());
+	err = at->user ? knemlike_user_add(at->user, sizeof(*at)) : -ENOMEM;
+	if (err) {
+		kfree(at);
+		goto out_put;
+	}
+	at->cost = sizeof(*at);
 	kref_init(&at->ref);
 	spin_lock_init(&at->lock);
 	at->export = export;	/* our reference passes to the attachment */
@@ -475,6 +518,9 @@ int knemlike_export_attach(struct knemlike_export_attach *req)
 	kref_get(&at->ref);
 	mutex_lock(&export->grant_lock);
 	list_add(&at->grant_link, &export->grants);
+	list_add(&at->link, &export->attachments);
+	if (export->kept)	/* retired since the check */
+		knemlike_xattach_keep(at);
 	mutex_unlock(&export->grant_lock);
 	addr = vm_mmap(export->map_file, 0, req->len,
 		       PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED, req->offset);

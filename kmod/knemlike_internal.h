@@ -155,12 +155,20 @@ struct knemlike_export {
 	 */
 	int end;
 	struct xarray mapped;		/* chunk of 256 pages -> bitmap of pages mapped */
-	struct mutex grant_lock;	/* protects grants */
+	struct mutex grant_lock;	/* protects grants, attachments, kept */
 	struct list_head grants;	/* attachments being mapped (knemlike_export_attach.c) */
-	struct knemlike_user *user;	/* charged: user_cost bytes against max_user_kb */
-	atomic_long_t user_cost;
+	struct list_head attachments;	/* every attachment of it, until freed */
+	bool kept;			/* retired: its attachments pay for what is left */
+	/* Charged KNEMLIKE_EXPORT_COST against max_user_kb, from EXPORT until retired. */
+	struct knemlike_user *user;
 	struct rcu_head rcu;
 };
+
+/* What an export costs: its structure and an upper bound of its pseudo file's inode,
+ * dentry and file. The creator pays it until the export is retired; then every
+ * attachment that keeps it, until unmapped (knemlike_export_attachments_keep()).
+ */
+#define KNEMLIKE_EXPORT_COST	(sizeof(struct knemlike_export) + 2048)
 
 /* knemlike_region.c */
 int knemlike_regions_init(void);
@@ -175,6 +183,7 @@ bool knemlike_region_unlink(struct knemlike_region *region);
 void knemlike_region_orphan(struct knemlike_region *region);
 struct knemlike_user *knemlike_user_get(kuid_t uid);
 int knemlike_user_add(struct knemlike_user *user, unsigned long bytes);
+void knemlike_user_add_over(struct knemlike_user *user, unsigned long bytes);
 void knemlike_user_sub(struct knemlike_user *user, unsigned long bytes);
 
 /* knemlike_owner.c */
@@ -236,12 +245,14 @@ void knemlike_export_put(struct knemlike_export *export);
 void knemlike_export_orphan(struct knemlike_export *export);
 int knemlike_export_hold(struct knemlike_export *export);
 void knemlike_export_unhold(struct knemlike_export *export);
-int knemlike_export_track(struct knemlike_export *export, unsigned long page);
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user);
 unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page);
 
 /* knemlike_export_attach.c */
 int knemlike_export_attach(struct knemlike_export_attach *req);
 int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma);
+void knemlike_export_attachments_keep(struct knemlike_export *export);
 
 /* knemlike_stats.c: counters an administrator reads in sysfs. Per CPU, so that copies
  * on different CPUs never write the same cache line; sysfs shows the sum. Gauges

@@ -12,6 +12,9 @@
  *   no copy-on-write (the owner's pages stay shared with its child, /proc/self/pagemap),
  *   and reads memory under userfaultfd write protection; a store after the attacher's own
  *   mprotect(PROT_READ) and back lands;
+ * - charges: another user's touches of an ANY_USER export, and another user's attachment
+ *   of an export destroyed since, leave the owner's max_user_kb to the owner: it can still
+ *   make as many exports as it could before;
  * - process: an export ends with the process that made it: after it execs while a
  *   CLONE_VM sibling keeps its address space, and after a vfork child that exported exits,
  *   ATTACH gets ESRCH and a touch SIGBUS.
@@ -340,6 +343,107 @@ static void loads(int fd)
     loads_mprotect(fd);
 }
 
+/* ---- charges ---- */
+
+#define CHARGES_KB "8"       /* max_user_kb for the section: a few exports */
+#define TOUCHED 96           /* windows the other user touches: 96 bitmaps, over 4 KiB */
+
+/* Make one-page exports through fd until ENOSPC or n; destroy them; how many were made. */
+static int exports_possible(int fd, void *page, int n)
+{
+    struct knemlike_export_cookie c[16];
+    int made = 0;
+    while (made < n && made < 16 && 0 == kl_export(fd, page, PAGE, 0, &c[made])) {
+        made++;
+    }
+    for (int i = 0; i < made; i++) {
+        kl_export_destroy(fd, &c[i]);
+    }
+    return made;
+}
+
+static void charges_owner(void *p)
+{
+    struct shm *s = p;
+    become(2000, 2000, 2000);
+    int fd = kl_open();
+    void *page = kl_map_filled(NULL, PAGE, 0);
+    int most = exports_possible(fd, page, 16);
+    CHECK(most >= 2 && most < 16, "uid 2000 can make %d exports under max_user_kb=%s", most,
+          CHARGES_KB);
+    uint8_t *big = mmap(NULL, TOUCHED * WIN, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHECK_ERR(kl_export(fd, big, TOUCHED * WIN, KNEMLIKE_EXPORT_ANY_USER, &s->cookie), 0,
+              "export 96 MiB to any user");
+    s->step = 1;
+    await(&s->ack, 1);   /* uid 2001 touched a page of every window */
+    int made = exports_possible(fd, page, most - 1);
+    CHECK(made == most - 1, "after another user's touches of its export the owner made %d of "
+          "%d more exports (the touches were charged to it)", made, most - 1);
+    s->step = 2;
+    await(&s->ack, 2);   /* and unmapped them */
+    CHECK_ERR(kl_export_destroy(fd, &s->cookie), 0, "destroy it");
+    CHECK_ERR(kl_export(fd, page, PAGE, KNEMLIKE_EXPORT_ANY_USER, &s->cookie), 0,
+              "export a page to any user");
+    s->step = 3;
+    await(&s->ack, 3);   /* uid 2001 attached it */
+    CHECK_ERR(kl_export_destroy(fd, &s->cookie), 0, "destroy it, attached");
+    made = exports_possible(fd, page, most);
+    CHECK(made == most, "with another user's attachment outliving its export the owner made "
+          "%d of %d exports (the export still charged to it)", made, most);
+    if (made == most) {
+        printf("  ok: neither another user's touches nor its attachment count against the "
+               "owner's max_user_kb\n");
+    }
+    s->step = 4;
+    await(&s->ack, 4);
+    close(fd);
+}
+
+static void charges_peer(void *p)
+{
+    struct shm *s = p;
+    uint8_t *at = NULL;
+    become(2001, 2001, 2001);
+    int fd = kl_open();
+    await(&s->step, 1);
+    CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, TOUCHED * WIN, RD, (void **) &at), 0,
+              "uid 2001 attaches it");
+    int sigs = 0;
+    for (int i = 0; at && i < TOUCHED; i++) {
+        sigs += 0 != kl_touch(at + i * WIN, NULL);
+    }
+    CHECK(0 == sigs, "%d of %d touches of another user's export got a signal", sigs, TOUCHED);
+    s->ack = 1;
+    await(&s->step, 2);
+    if (at) {
+        munmap(at, TOUCHED * WIN);
+    }
+    s->ack = 2;
+    await(&s->step, 3);
+    CHECK_ERR(kl_export_attach(fd, &s->cookie, 0, PAGE, RD, (void **) &at), 0,
+              "uid 2001 attaches the page");
+    s->ack = 3;
+    await(&s->step, 4);
+    s->ack = 4;
+    close(fd);
+}
+
+static void charges(void)
+{
+    SECTION("charges: another user's touches and attachments, and the owner's max_user_kb");
+    long long kb = kl_get_param("max_user_kb");
+    char v[32];
+    CHECK(0 == kl_set_param("max_user_kb", CHARGES_KB), "set max_user_kb=%s", CHARGES_KB);
+    struct shm *s = kl_shared_page(PAGE);
+    pid_t owner = kl_spawn(charges_owner, s), peer = kl_spawn(charges_peer, s);
+    kl_reap(peer, 60, "the other user");
+    kl_reap(owner, 60, "the owner");
+    munmap(s, PAGE);
+    snprintf(v, sizeof(v), "%lld", kb);
+    CHECK(0 == kl_set_param("max_user_kb", v), "restore max_user_kb");
+}
+
 /* ---- process ---- */
 
 static int sleeper(void *arg)
@@ -471,8 +575,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char word[64];
         snprintf(word, sizeof(word), " %s ", argv[i]);
-        if (!strstr(" creds window loads process ", word)) {
-            fprintf(stderr, "usage: %s [creds|window|loads|process]...\n",
+        if (!strstr(" creds window loads charges process ", word)) {
+            fprintf(stderr, "usage: %s [creds|window|loads|charges|process]...\n",
                     argv[0]);
             return 2;
         }
@@ -487,6 +591,7 @@ int main(int argc, char **argv)
     RUN("creds", creds());
     RUN("window", window(fd));
     RUN("loads", loads(fd));
+    RUN("charges", charges());
     RUN("process", (process_exec(fd), process_vfork(fd)));
     close(fd);
     kl_check_exports_back(live, atts);

@@ -195,14 +195,17 @@ struct knemlike_attach {
  * for), whatever the pages around it are; a store where the owner's memory is read-only,
  * the export destroyed (no touch reaches
  * the owner's memory once KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), the owner
- * exited or exec'd, or the owner's max_user_kb reached by the bookkeeping of what is
+ * exited or exec'd, or the toucher's max_user_kb reached by the bookkeeping of what is
  * mapped (below).
  *
  * An export belongs to the open file that created it (DESTROY through it, by the same
  * effective uid; close destroys it) and dies with the owner's address space: then
  * attaching gives ESRCH and touches SIGBUS, until DESTROY or close frees it. Exports
- * count against max_regions_per_file with the regions, and their kernel memory against
- * max_user_kb (ENOSPC).
+ * count against max_regions_per_file with the regions. Their kernel memory counts against
+ * max_user_kb (ENOSPC) of the user who causes it: an export its creator's until it is
+ * destroyed, closed, orphaned or revoked; an attachment, and the bookkeeping of what its
+ * touches map, its attacher's; once the export is gone, what an attachment still keeps
+ * of it its attacher's, until unmapped (counted even past the limit).
  *
  * An export serves only while the process that made it still runs on the address space
  * it was made in, with the ids it had then (real, effective and saved uid and gid, of
@@ -272,7 +275,7 @@ struct knemlike_export_destroy {
  * owner's ids or dumpability changed since EXPORT, above; or a security module refused
  * the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY export),
  * ESRCH (the owner's address space is gone, or the process that made the export exited
- * or exec'd), ENOMEM (no
+ * or exec'd), ENOSPC (the caller's effective uid is at its max_user_kb), ENOMEM (no
  * room in the caller's address space, vm.max_map_count, or out of memory), EAGAIN (the
  * caller's mlockall(MCL_FUTURE) would pass its RLIMIT_MEMLOCK), EINTR (a fatal signal
  * while waiting for the caller's mmap lock), EOPNOTSUPP (no MMU notifiers).
