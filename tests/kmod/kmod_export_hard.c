@@ -17,7 +17,10 @@
  *   make as many exports as it could before;
  * - process: an export ends with the process that made it: after it execs while a
  *   CLONE_VM sibling keeps its address space, and after a vfork child that exported exits,
- *   ATTACH gets ESRCH and a touch SIGBUS.
+ *   ATTACH gets ESRCH and a touch SIGBUS;
+ * - descriptor: a process of another uid cannot EXPORT through a descriptor it was passed
+ *   (EPERM), so it neither takes the owner's slots nor leaves exports the owner cannot
+ *   DESTROY.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -566,6 +569,30 @@ static void process_vfork(int fd)
     munmap(buf, WIN);
 }
 
+/* ---- descriptor ---- */
+
+static void descriptor_child(void *p)
+{
+    struct shm *s = p;
+    struct knemlike_export_cookie c;
+    void *page = kl_map_filled(NULL, PAGE, 0);
+    become(65534, 65534, 65534);
+    CHECK_ERR(kl_export(s->fd, page, PAGE, 0, &c), EPERM,
+              "uid 65534 exports through a descriptor root opened");
+    int fd = kl_open();
+    CHECK_ERR(kl_export(fd, page, PAGE, 0, &c), 0, "and through its own");
+    close(fd);
+}
+
+static void descriptor(int fd)
+{
+    SECTION("descriptor: EXPORT through a descriptor passed to another user");
+    struct shm *s = kl_shared_page(PAGE);
+    s->fd = fd;
+    kl_reap(kl_spawn(descriptor_child, s), 30, "the other user");
+    munmap(s, PAGE);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -575,8 +602,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char word[64];
         snprintf(word, sizeof(word), " %s ", argv[i]);
-        if (!strstr(" creds window loads charges process ", word)) {
-            fprintf(stderr, "usage: %s [creds|window|loads|charges|process]...\n",
+        if (!strstr(" creds window loads charges process descriptor ", word)) {
+            fprintf(stderr, "usage: %s [creds|window|loads|charges|process|descriptor]...\n",
                     argv[0]);
             return 2;
         }
@@ -593,6 +620,7 @@ int main(int argc, char **argv)
     RUN("loads", loads(fd));
     RUN("charges", charges());
     RUN("process", (process_exec(fd), process_vfork(fd)));
+    RUN("descriptor", descriptor(fd));
     close(fd);
     kl_check_exports_back(live, atts);
     return kl_verdict("kmod_export_hard");

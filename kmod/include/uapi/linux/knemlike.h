@@ -243,7 +243,9 @@ struct knemlike_export_cookie {
 /*
  * KNEMLIKE_IOC_EXPORT. Errors: EINVAL (addr or len not page aligned, len 0, unknown
  * flag, nonzero reserved, addr + len overflows), EFAULT (the range is not all user
- * space), EPERM (another thread of the caller has other ids than the caller), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
+ * space), EPERM (the caller's effective uid is not the one that opened the file, as
+ * when a descriptor is passed to another user; or another thread of the caller has other
+ * ids than the caller), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
  * (this effective uid's exports and regions would take more than max_user_kb of kernel
  * memory), EOPNOTSUPP (a kernel without MMU notifiers: KNEMLIKE_FEATURE_EXPORT clear),
  * ENOMEM.
