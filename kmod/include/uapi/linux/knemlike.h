@@ -186,22 +186,22 @@ struct knemlike_attach {
  * touched); no page stays pinned once mapped. A load takes the owner's pages for reading
  * only, so it never writes them (no copy-on-write broken, no page dirtied, userfaultfd
  * write protection respected); a store takes its window's pages for writing, as the
- * owner's own store would. Before the owner's mapping changes over a
- * part of the range (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write,
- * migration, reclaim, exit, exec), that part is unmapped from every attachment, so a peer
- * sees the owner's current memory or SIGBUS (BUS_ADRERR), never pages the owner has let
- * go. SIGBUS: no memory at the page touched (or memory that cannot be shared: a
- * device's, PROT_NONE; or a page missing under userfaultfd, which the module cannot wait
- * for), whatever the pages around it are; a store where the owner's memory is read-only,
- * the export destroyed (no touch reaches
- * the owner's memory once KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), the owner
- * exited or exec'd, or the toucher's max_user_kb reached by the bookkeeping of what is
- * mapped (below).
+ * owner's own store would. Before the owner's mapping changes over a part of the range
+ * (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write, migration, reclaim,
+ * exit, exec), that part is unmapped from every attachment, so a peer sees the owner's
+ * current memory or SIGBUS (BUS_ADRERR), never pages the owner has let go. SIGBUS: no
+ * memory at the page touched, whatever the pages around it are (or memory that cannot be
+ * shared: a device's, PROT_NONE; or a page missing under userfaultfd, which the module
+ * cannot wait for); a store where the owner's memory is read-only (or write-protected
+ * under userfaultfd); the export destroyed (no touch reaches the owner's memory once
+ * KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), orphaned or revoked (below); or
+ * the toucher's max_user_kb reached by the bookkeeping of what is mapped.
  *
- * An export belongs to the open file that created it (DESTROY through it, by the same
- * effective uid; close destroys it) and dies with the owner's address space: then
- * attaching gives ESRCH and touches SIGBUS, until DESTROY or close frees it. Exports
- * count against max_regions_per_file with the regions. Their kernel memory counts against
+ * An export is made only by the effective uid that opened the file it is made through,
+ * and belongs to that file (DESTROY through it, by the same effective uid; close
+ * destroys it); it dies with the owner's address space: then attaching gives ESRCH and
+ * touches SIGBUS, until DESTROY or close frees it. Exports count against
+ * max_regions_per_file with the regions. Their kernel memory counts against
  * max_user_kb (ENOSPC) of the user who causes it: an export its creator's until it is
  * destroyed, closed, orphaned or revoked; an attachment, and the bookkeeping of what its
  * touches map, its attacher's; once the export is gone, what an attachment still keeps
@@ -222,9 +222,13 @@ struct knemlike_attach {
  *
  * An attachment is never inherited (fork: MADV_DOFORK on it fails with EINVAL), never
  * executable, cannot be made writable by mprotect() when attached read-only (EACCES),
- * cannot be grown by mremap(), and is not reachable by get_user_pages: O_DIRECT I/O,
- * vmsplice, process_vm_readv/writev and ptrace through it fail (EFAULT, EIO) and move no
- * byte. Detach with munmap().
+ * cannot be grown by mremap(), and is not reachable by get_user_pages: vmsplice,
+ * process_vm_readv/writev and ptrace through it fail (EFAULT, EIO) and move no byte, and
+ * so does O_DIRECT I/O where the file system does direct I/O. Where it does O_DIRECT as
+ * buffered I/O (tmpfs since 6.6), the kernel copies through the mapping as for read()
+ * and write(): within the attachment's protection, as the caller's own loads and stores
+ * would (into a read-only attachment EFAULT, into a writable one the bytes). Detach with
+ * munmap().
  */
 
 /* 128 random bits (secret) beside the export's index (id): never a kernel address. The
