@@ -29,6 +29,7 @@ struct mca_btl_smx_frag_t {
     uint8_t kind; /* enum smx_kind */
     bool counted; /* counted in the component's frags_out */
     bool small;   /* from the list of small descriptors (never refused, btl_smx_frag.c) */
+    struct mca_btl_smx_frag_t *done_next; /* on the component's stack of completed ones */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);

@@ -511,9 +511,7 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
 
     OPAL_THREAD_LOCK(&ep->lock);
     if (opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag)) {
-        OPAL_THREAD_LOCK(&c->lock);
-        opal_list_append(&c->completed, &frag->base.super.super);
-        OPAL_THREAD_UNLOCK(&c->lock);
+        mca_btl_smx_completed_push(frag);
     } else {
         opal_list_append(&ep->pending, &frag->base.super.super);
         mca_btl_smx_activate(ep);
