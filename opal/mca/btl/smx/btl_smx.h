@@ -377,6 +377,9 @@ static inline void mca_btl_smx_completed_push(mca_btl_smx_frag_t *frag)
     } while (!__atomic_compare_exchange_n(&mca_btl_smx_component.completed, &top, frag, true,
                                           __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
+/* frag is posted to ep (its lock held): its callback is due (mca_btl_smx_completed_push),
+ * once its receiver has taken it where that matters (btl_smx_send.c says where). */
+void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag);
 /* Send the message waiting for the peer's queue, if any (ep's lock held); true: none
  * waits any more. */
 bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);

@@ -264,7 +264,7 @@ int mca_btl_smx_progress(void)
          * if nothing is left (the last one takes its place), under the component's lock. */
         while (!opal_list_is_empty(&ep->pending)
                && mca_btl_smx_try_post((mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending))) {
-            mca_btl_smx_completed_push((mca_btl_smx_frag_t *) opal_list_remove_first(&ep->pending));
+            mca_btl_smx_posted(ep, (mca_btl_smx_frag_t *) opal_list_remove_first(&ep->pending));
         }
         if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
             && opal_list_is_empty(&ep->serving)) {
@@ -285,7 +285,10 @@ int mca_btl_smx_progress(void)
         }
     }
     /* The completed fragments: the whole stack at once (another thread in progress takes
-     * what is pushed after), in the order they were pushed; callbacks may push more. */
+     * what is pushed after), in the order they were pushed; callbacks may push more.
+     * One whose receiver has not taken it yet (mca_btl_smx_posted) goes back on it, in
+     * order, after the loop. */
+    mca_btl_smx_frag_t *later = NULL, **later_end = &later;
     for (;;) {
         mca_btl_smx_frag_t *frag = __atomic_load_n(&c->completed, __ATOMIC_RELAXED), *next;
         mca_btl_smx_frag_t *first = NULL;
@@ -305,6 +308,13 @@ int mca_btl_smx_progress(void)
              * ob1 retries from the callback (held back at btl_smx_max_frags) finds room. */
             const uint32_t flags = frag->base.des_flags;
             next = frag->done_next;
+            if (0 != frag->taken_at
+                && __atomic_load_n(&frag->endpoint->out->consumed, __ATOMIC_ACQUIRE)
+                       < frag->taken_at) {
+                *later_end = frag;
+                later_end = &frag->done_next;
+                continue;
+            }
             if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
                 mca_btl_smx_frag_uncount(frag);
             }
@@ -317,6 +327,11 @@ int mca_btl_smx_progress(void)
             }
             events++;
         }
+    }
+    *later_end = NULL;
+    for (mca_btl_smx_frag_t *frag = later, *next; NULL != frag; frag = next) {
+        next = frag->done_next;
+        mca_btl_smx_completed_push(frag);
     }
     return events;
 }
