@@ -86,8 +86,10 @@ else
 fi
 
 # The threaded message rate (tests/bench/smx_threads): 4 ranks of 3 threads, each thread
-# with a peer of its own, on btl/smx and on stock btl/sm; every message's stamps checked
-# (it exits 1 naming a wrong one), a rate at each of 3 sizes.
+# with a peer of its own, on btl/smx and on stock btl/sm; then 2 ranks of 4 threads that
+# share their peer, with synchronous sends (blocking MPI_Ssend one at a time, as MPICH's
+# mt_ssendrecv, and windows of MPI_Issend); every message's stamps checked (it exits 1
+# naming a wrong one), a rate at each size.
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -pthread -o "$work/threads" \
 	"$top/tests/bench/smx_threads.c" "$top/tests/bench/bench_util.c"
 . "$top/tests/configurations.sh"
@@ -106,5 +108,22 @@ for conf in smx-cma sm-cma; do
 		echo "FAIL: smx_threads on $conf failed:"; echo "$out"
 		status=1
 	fi
+	for send in ssend issend; do
+		if out=$(mpirun -np 2 $(smx_root_args) $(smx_config_args "$conf") "$work/threads" \
+			--peers pairs --threads 4 --send $send --window 16 --samples 2 \
+			--target-msgs 2000 --sizes 4,40000 2>&1); then
+			rows=$(grep -c '^4,[0-9]*,[0-9]*,[0-9.]*,[1-9][0-9]*$' <<<"$out" || true)
+			if [ "$rows" = 2 ]; then
+				echo "ok: smx_threads --send $send on $conf: 2 ranks x 4 threads, a rate at each of 2 sizes"
+			else
+				echo "FAIL: smx_threads --send $send on $conf: expected 2 rates, found $rows"
+				echo "$out"
+				status=1
+			fi
+		else
+			echo "FAIL: smx_threads --send $send on $conf failed:"; echo "$out"
+			status=1
+		fi
+	done
 done
 exit $status

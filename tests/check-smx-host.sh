@@ -2,7 +2,8 @@
 # btl/smx housekeeping on the host: its shared-memory files are gone after a normal run,
 # once every peer has mapped them, and after kill -9 of a rank; a wrong parameter is
 # refused by name; pins of a class's eager limit and single-copy threshold take their
-# path, and otherwise the way each peer's messages take moves as the receiver measures it.
+# path, and otherwise the way each peer's messages take moves as the receiver measures it;
+# under threads a send held back completes once its receiver took it.
 # (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -18,6 +19,7 @@ mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$top/tests/smx/latesender.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latereceiver" "$top/tests/smx/latereceiver.c"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$top/tests/smx/truncate.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/takenfirst" "$top/tests/smx/takenfirst.c"
 launch=(mpirun -np 2)
 launch+=($(smx_root_args))
 # policy OUT KEY: the values of KEY (a pattern: 'pieces_in_flight', '[a-z0-9]*\.eager_limit')
@@ -573,4 +575,13 @@ for t in "smx-cma 20000 10000" "smx-cma 102400 65536" "smx-skew-always 102400 65
 		fail "$len bytes into a receive of $rlen on $cfg: $out"
 	fi
 done
+# 14. under MPI_THREAD_MULTIPLE a send held back by a full ring completes only once its
+#     receiver has taken it, not once written (takenfirst.c: the receiver makes exactly
+#     one progress call between; every byte checked). Before the rule (issue 59) it failed.
+out=$("${launch[@]}" $(smx_config_args smx-cma) "$build/tests/smx/takenfirst" 2>&1 | tr -d '\000')
+if grep -q "^takenfirst: PASS" <<<"$out"; then
+	echo "ok: under threads a send held back completes once its receiver took it"
+else
+	fail "a send held back, under threads: $out"
+fi
 exit $status

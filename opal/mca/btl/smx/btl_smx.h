@@ -227,7 +227,9 @@ struct mca_btl_smx_component_t {
     } stats;
 
     mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
-    opal_list_t completed; /* sent fragments whose callback is due */
+    /* sent fragments whose callback is due: a stack (by done_next), pushed without a lock
+     * and taken whole by progress (mca_btl_smx_completed_push) */
+    mca_btl_smx_frag_t *completed;
     opal_free_list_t frags;       /* frag_size buffers */
     opal_free_list_t small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
     opal_free_list_t get_ops, serves; /* double-copy gets pulled and served (btl_smx_get.c) */
@@ -334,6 +336,25 @@ uint64_t mca_btl_smx_area_min(void);
 uint64_t mca_btl_smx_rings_bytes(int n);
 /* ep (its lock held) has pending fragments or gets to serve: on the active list. */
 void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep);
+/* A posted fragment, for progress to run its callback: onto the component's stack of
+ * completed fragments with a compare-and-swap, no lock. With the component's lock here,
+ * and taken by progress on every call, MPI_THREAD_MULTIPLE threads slept on that lock
+ * (futex waits in mca_btl_smx_send_internal and progress, 40-70 in a run of MPICH's
+ * mt_ssendrecv) whenever the scheduler took the CPU from a thread holding it: threads
+ * share cores there. Progress takes the whole stack at once, so no fragment pushed can
+ * be taken from between (no ABA). */
+static inline void mca_btl_smx_completed_push(mca_btl_smx_frag_t *frag)
+{
+    mca_btl_smx_frag_t *top = __atomic_load_n(&mca_btl_smx_component.completed, __ATOMIC_RELAXED);
+
+    do {
+        frag->done_next = top;
+    } while (!__atomic_compare_exchange_n(&mca_btl_smx_component.completed, &top, frag, true,
+                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+/* frag is posted to ep (its lock held): its callback is due (mca_btl_smx_completed_push),
+ * once its receiver has taken it where that matters (btl_smx_send.c says where). */
+void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag);
 /* Send the message waiting for the peer's queue, if any (ep's lock held); true: none
  * waits any more. */
 bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);

@@ -82,7 +82,7 @@ static int smx_component_open(void)
 
     OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&c->poll_lock, opal_mutex_t);
-    OBJ_CONSTRUCT(&c->completed, opal_list_t);
+    c->completed = NULL;
     OBJ_CONSTRUCT(&c->frags, opal_free_list_t);
     OBJ_CONSTRUCT(&c->small_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&c->get_ops, opal_free_list_t);
@@ -96,7 +96,6 @@ static int smx_component_close(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
-    OBJ_DESTRUCT(&c->completed);
     OBJ_DESTRUCT(&c->frags);
     OBJ_DESTRUCT(&c->small_frags);
     OBJ_DESTRUCT(&c->get_ops);

@@ -29,6 +29,9 @@ struct mca_btl_smx_frag_t {
     uint8_t kind; /* enum smx_kind */
     bool counted; /* counted in the component's frags_out */
     bool small;   /* from the list of small descriptors (never refused, btl_smx_frag.c) */
+    struct mca_btl_smx_frag_t *done_next; /* on the component's stack of completed ones */
+    uint64_t taken_at; /* its callback waits for the reader's count of a ring's lines to
+                          reach this (0: none; mca_btl_smx_posted) */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);

@@ -113,9 +113,11 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
                         c->stats.pair_rings, (double) c->area_used / 1024.0);
     /* Completions nobody progressed any more: their fragments are ours to free. */
-    for (opal_list_item_t *item; NULL != (item = opal_list_remove_first(&c->completed));) {
-        mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
+    for (mca_btl_smx_frag_t *frag = c->completed, *next; NULL != frag; frag = next) {
+        next = frag->done_next;
+        mca_btl_smx_frag_release(frag);
     }
+    c->completed = NULL;
     mca_btl_smx_chunks_fini(); /* the endpoints hold some */
     for (int p = 0; NULL != c->peers && p < c->num_peers; ++p) {
         if (NULL != c->peers[p]) {

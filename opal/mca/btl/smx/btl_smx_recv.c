@@ -200,9 +200,6 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
     return n;
 }
 
-/* Fragments progress posts for a peer before it hands them to the completed list. */
-#define SMX_POSTED_BATCH 16
-
 /* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
  * waiting for room, then complete the fragments already sent. Only the peers that use a
  * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
@@ -249,8 +246,11 @@ int mca_btl_smx_progress(void)
     }
     /* Each active peer under its own lock (one another thread holds is left to it); the
      * list under the component's, which another thread may change in between: a peer
-     * moved under my index waits for the next call. */
-    for (int i = 0;; ++i) {
+     * moved under my index waits for the next call. None active (read without the lock:
+     * one made active meanwhile waits for the next call): the lock is not taken at all,
+     * so that a thread spinning here seldom holds it when the scheduler takes its CPU
+     * away (mca_btl_smx_completed_push says what that costs). */
+    for (int i = 0; 0 != __atomic_load_n(&c->num_active, __ATOMIC_RELAXED); ++i) {
         mca_btl_smx_endpoint_t *ep;
 
         OPAL_THREAD_LOCK(&c->lock);
@@ -266,38 +266,23 @@ int mca_btl_smx_progress(void)
             events += mca_btl_smx_get_serve_locked(ep);
         }
         (void) mca_btl_smx_unstall(ep);
-        /* The fragments posted go to the completed list a batch at a time, with the
-         * peer's leaving of the active list: one hold of the component's lock. */
-        for (bool full = true; full;) {
-            mca_btl_smx_frag_t *posted[SMX_POSTED_BATCH];
-            int n = 0;
-
-            while (n < SMX_POSTED_BATCH && !opal_list_is_empty(&ep->pending)
-                   && mca_btl_smx_try_post(
-                       (mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending))) {
-                posted[n++] = (mca_btl_smx_frag_t *) opal_list_remove_first(&ep->pending);
-            }
-            full = SMX_POSTED_BATCH == n;
-            const bool idle = !full && ep->active && NULL == ep->stalled
-                              && opal_list_is_empty(&ep->pending)
-                              && opal_list_is_empty(&ep->serving);
-            if (0 == n && !idle) {
-                break;
-            }
+        /* What waited for room, in order, as far as there is room now; then off the list
+         * if nothing is left (the last one takes its place), under the component's lock. */
+        while (!opal_list_is_empty(&ep->pending)
+               && mca_btl_smx_try_post((mca_btl_smx_frag_t *) opal_list_get_first(&ep->pending))) {
+            mca_btl_smx_posted(ep, (mca_btl_smx_frag_t *) opal_list_remove_first(&ep->pending));
+        }
+        if (ep->active && NULL == ep->stalled && opal_list_is_empty(&ep->pending)
+            && opal_list_is_empty(&ep->serving)) {
             OPAL_THREAD_LOCK(&c->lock);
-            for (int k = 0; k < n; ++k) {
-                opal_list_append(&c->completed, &posted[k]->base.super.super);
+            ep->active = false;
+            int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
+            while (k < c->num_active && c->active[k] != ep) {
+                ++k;
             }
-            if (idle) { /* off the list: the last one takes its place */
-                ep->active = false;
-                int k = i < c->num_active && c->active[i] == ep ? i : 0; /* (where I found it) */
-                while (k < c->num_active && c->active[k] != ep) {
-                    ++k;
-                }
-                if (k < c->num_active) {
-                    c->active[k] = c->active[--c->num_active];
-                    i -= k == i; /* (the one moved here is visited next) */
-                }
+            if (k < c->num_active) {
+                c->active[k] = c->active[--c->num_active];
+                i -= k == i; /* (the one moved here is visited next) */
             }
             OPAL_THREAD_UNLOCK(&c->lock);
         }
@@ -305,31 +290,54 @@ int mca_btl_smx_progress(void)
             opal_mutex_unlock(&ep->lock);
         }
     }
-    if (opal_list_is_empty(&c->completed)) {
-        return events;
-    }
+    /* The completed fragments: the whole stack at once (another thread in progress takes
+     * what is pushed after), in the order they were pushed; callbacks may push more.
+     * One whose receiver has not taken it yet (mca_btl_smx_posted) goes back on it, in
+     * order, after the loop. */
+    mca_btl_smx_frag_t *later = NULL, **later_end = &later;
     for (;;) {
-        OPAL_THREAD_LOCK(&c->lock);
-        mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) opal_list_remove_first(&c->completed);
-        OPAL_THREAD_UNLOCK(&c->lock);
-        if (NULL == frag) {
+        mca_btl_smx_frag_t *frag = __atomic_load_n(&c->completed, __ATOMIC_RELAXED), *next;
+        mca_btl_smx_frag_t *first = NULL;
+
+        if (NULL == frag
+            || NULL == (frag = __atomic_exchange_n(&c->completed, NULL, __ATOMIC_ACQUIRE))) {
             break;
         }
-        /* The callback may free a descriptor it owns: read the flags first. One the BTL
-         * releases below leaves the count of fragments out now, so that a send ob1
-         * retries from the callback (held back at btl_smx_max_frags) finds room. */
-        const uint32_t flags = frag->base.des_flags;
-        if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-            mca_btl_smx_frag_uncount(frag);
+        for (; NULL != frag; frag = next) { /* (pushed last first: turned round) */
+            next = frag->done_next;
+            frag->done_next = first;
+            first = frag;
         }
-        if (NULL != frag->base.des_cbfunc) {
-            frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint, &frag->base,
-                                  OPAL_SUCCESS);
+        for (frag = first; NULL != frag; frag = next) {
+            /* The callback may free a descriptor it owns: read the flags first. One the
+             * BTL releases below leaves the count of fragments out now, so that a send
+             * ob1 retries from the callback (held back at btl_smx_max_frags) finds room. */
+            const uint32_t flags = frag->base.des_flags;
+            next = frag->done_next;
+            if (0 != frag->taken_at
+                && __atomic_load_n(&frag->endpoint->out->consumed, __ATOMIC_ACQUIRE)
+                       < frag->taken_at) {
+                *later_end = frag;
+                later_end = &frag->done_next;
+                continue;
+            }
+            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+                mca_btl_smx_frag_uncount(frag);
+            }
+            if (NULL != frag->base.des_cbfunc) {
+                frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint,
+                                      &frag->base, OPAL_SUCCESS);
+            }
+            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+                mca_btl_smx_frag_release(frag);
+            }
+            events++;
         }
-        if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-            mca_btl_smx_frag_release(frag);
-        }
-        events++;
+    }
+    *later_end = NULL;
+    for (mca_btl_smx_frag_t *frag = later, *next; NULL != frag; frag = next) {
+        next = frag->done_next;
+        mca_btl_smx_completed_push(frag);
     }
     return events;
 }

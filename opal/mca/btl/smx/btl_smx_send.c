@@ -507,6 +507,29 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
     return true;
 }
 
+/* Under MPI_THREAD_MULTIPLE the callback of a fragment of the upper layer's that went
+ * into a pair ring runs once the receiver has taken its record (the ring's 'consumed'
+ * has passed it), as btl/sm's fragments complete when their receiver hands them back;
+ * elsewhere at once. ob1 completes a synchronous send, and the rendezvous of a large
+ * one, at the later of two events: its header's fragment completing here, and the
+ * receiver's ACK. Completed at once, the header left the ACK last, and MPICH's
+ * mt_ssendrecv (4 threads a rank, each rank bound to one core) took 2.4-8.6 times as
+ * long as on stock btl/sm: far more sending threads went to sleep on their request and
+ * had to be woken (185-189 wake-ups of a sleeping thread a run; 5-18 now), and on a core
+ * shared by its rank's threads a wake-up costs about a time slice (the woken thread
+ * preempts the one that woke it inside ompi's WAIT_SYNC_SIGNAL and then spins in
+ * WAIT_SYNC_RELEASE until that one runs again). docs/design.md, "Threads: synchronous
+ * sends", has the runs. What it costs: such a callback comes a progress call later or
+ * so; an eager message that had to wait for room completes once taken rather than once
+ * written, and only under threads. */
+void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag)
+{
+    frag->taken_at = opal_using_threads() && NULL != ep->out && NULL != frag->base.des_cbfunc
+                         ? ep->out_head
+                         : 0;
+    mca_btl_smx_completed_push(frag);
+}
+
 /* Post now if nothing of this peer's is waiting (per-peer order), else queue. */
 int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
 {
@@ -515,9 +538,7 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
 
     OPAL_THREAD_LOCK(&ep->lock);
     if (opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag)) {
-        OPAL_THREAD_LOCK(&c->lock);
-        opal_list_append(&c->completed, &frag->base.super.super);
-        OPAL_THREAD_UNLOCK(&c->lock);
+        mca_btl_smx_posted(ep, frag);
     } else {
         opal_list_append(&ep->pending, &frag->base.super.super);
         mca_btl_smx_activate(ep);
