@@ -82,7 +82,9 @@ guest_write_command() {
 			[ -n "${!name+set}" ] && printf 'export %s=%q\n' "$name" "${!name}"
 		done
 		printf 'export SMX_TOP=%q SMX_BUILD=%q SMX_CACHE=%q\n' "$SMX_TOP" "$SMX_BUILD" "$SMX_CACHE"
-		[ $# = 0 ] || printf 'export %s\n' "$@"
+		for name in "$@"; do
+			printf 'export %s=%q\n' "${name%%=*}" "${name#*=}"
+		done
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo '[ -d "$HOME" ] || { export HOME=/tmp/home; mkdir -p "$HOME"; }'
 		printf 'cd %q || exit 126\n' "$(pwd -P)"
