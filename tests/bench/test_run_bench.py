@@ -116,9 +116,10 @@ class Notes(unittest.TestCase):
 
     def test_one_system_for_all_is_said_once_and_different_ones_by_configuration(self):
         self.assertEqual("measured on: " + UML, rb.where({"a": {UML}, "b": {UML}}, ["a", "b"]))
-        self.assertEqual("measured on: a on %s; b on %s" % (HOST, UML),
-                         rb.where({"a": {HOST}, "b": {UML}}, ["a", "b"]))
-        self.assertIn("b on not said", rb.where({"a": {HOST}}, ["a", "b"]))
+        self.assertEqual("measured on: %s (a); %s (b, c)" % (HOST, UML),
+                         rb.where({"a": {HOST}, "b": {UML}, "c": {UML}}, ["a", "b", "c"]))
+        self.assertIn("not said (a benchmark without '# system') (b)",
+                      rb.where({"a": {HOST}}, ["a", "b"]))
 
 
 class Presets(unittest.TestCase):
@@ -258,7 +259,7 @@ class Main(unittest.TestCase):
         self.assertEqual(0, code, err)
         self.assertIn("measured on: " + UML, out)
         self.assertIn("first touches, out of the timed batches", out)
-        self.assertRegex(out, r"(?m)^\s+4K\s+99\.0\s+2\.50\s+5\.00$")
+        self.assertRegex(out, r"(?m)^\s+4K\s+0\.1\s+5\.00$")
         with open(csv_path) as f:
             lines = f.read().splitlines()
         self.assertTrue(lines[0].endswith(",system,touch_usec,warmup_usec"))
