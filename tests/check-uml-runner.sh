@@ -2,7 +2,7 @@
 # The UML harness: tests/vm/run-in-uml runs a command in User-mode Linux 7.2 with 2 CPUs
 # and knemlike.ko loaded, and returns its status and output, as tests/vm/run-in-vm does for
 # QEMU; the host's root read-only, the current directory writable at its path, /tmp the
-# guest's own; a module that does not load is a setup failure (125), trouble in the
+# guest's own, the host's topology where it has the host's CPU count; a module that does not load is a setup failure (125), trouble in the
 # guest's kernel log fails a command that succeeded (99), a timeout is 124 and leaves no
 # process of the guest behind. Each guest boots in about 2 s (the UML tree is built once,
 # about 10 minutes, and cached: tests/vm/prepare-uml).
@@ -54,7 +54,9 @@ run inside sh -c '
 	echo "in uml ${SMX_IN_UML:-unset}"
 	echo "written in the guest" >"$PWD/from-guest"
 	touch /usr/smx-uml-runner 2>/dev/null || echo "root read-only"
-	[ -e "$1" ] || echo "tmp is its own"' sh "$host_only"
+	[ -e "$1" ] || echo "tmp is its own"
+	echo "topology $(lstopo-no-graphics --no-io --of synthetic 2>&1)"
+	echo "package $(cat /sys/devices/system/cpu/cpu1/topology/physical_package_id)"' sh "$host_only"
 if expect inside 0; then
 	for line in 'release 7\.2\..*' 'cpus 2' 'model name.*: UML' 'device /dev/knemlike' \
 		'module knemlike' 'in uml 1' 'root read-only' 'tmp is its own'; do
@@ -62,6 +64,15 @@ if expect inside 0; then
 	done
 	[ "$(cat "$out/from-guest" 2>/dev/null)" = "written in the guest" ] ||
 		fail "inside: a file written in the current directory did not reach the host"
+	# With the host's CPU count, the host's topology (UML's own has no caches, and a
+	# package number of -1).
+	if [ "$(getconf _NPROCESSORS_ONLN)" = 2 ]; then
+		for line in "topology $(lstopo-no-graphics --no-io --of synthetic)" \
+			"package $(cat /sys/devices/system/cpu/cpu1/topology/physical_package_id)"; do
+			grep -qxF "$line" "$out/inside.log" ||
+				fail "inside: want '$line', got '$(grep "^${line%% *} " "$out/inside.log")'"
+		done
+	fi
 fi
 
 run no-module --no-module --smp 1 sh -c '[ ! -e /dev/knemlike ] && nproc'
