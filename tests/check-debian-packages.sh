@@ -193,8 +193,8 @@ configure_case error "--with-knemlike follows pkg-config: a knemlike.pc pointing
 	"/tmp/kc/other/linux/knemlike.h has KNEMLIKE_ABI_VERSION $other" \
 	configure --with-knemlike PKG_CONFIG_PATH=/tmp/kc/pc
 
-# (btl/smx writes the node's calibration file into the user's cache, ~/.cache/ompi-smx:
-# the user's, not the packages', so it goes under /tmp here, outside the purge check)
+# (the suite's programs, and any cache a user's job may write, go under /tmp here,
+# outside the purge check: a user's files, not the packages')
 in_chroot 'bash -lc "cd /src/ompi-smx && MPICC=mpicc.openmpi SMX_BUILD=/tmp/suite \
 	XDG_CACHE_HOME=/tmp/suite/cache tests/mpi/run-suite --quick --only p2p --only datatypes \
 	--np 2 --label \"packaged smx\" --mca btl smx,self"' || fail "the packaged components did not run the MPI suite's p2p and datatypes"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # btl/smx (and smsc/knemlike where it runs) under valgrind's memcheck: the MPI suite's
 # programs (quick), 2 ranks, through each of smx's paths -- double copy through shared memory,
-# single copy through cma, the exchange push (cma writing into the peer), no room and
-# the fragment cap -- cause no memcheck error and leak nothing with a frame of ours in its
-# stack (tests/memcheck-scan). Data another process wrote into a rank (a push) must read
-# as initialised there: without our client request, memcheck reports it as uninitialised
-# wherever the application reads it (measured: the collectives program, 2 errors per
-# rank). Errors of Open MPI, PMIx and libevent alone are counted, not judged; one PMIx
-# error reached through our hwloc query is suppressed by name (tests/memcheck.supp).
-# realloc is left out: valgrind's allocator never hands a freed address back soon, which
-# is the case that program needs. knemlike: the same check in the guest would take an
-# emulated CPU under valgrind; its client requests mirror the push's.
+# single copy through cma, rendezvous pushed ahead (the sender's pieces parked until the
+# receive comes) with a single-copy endpoint left unused, no room and the fragment cap --
+# cause no memcheck error and leak nothing with a frame of ours in its stack
+# (tests/memcheck-scan). Data another process's pieces or a single copy brought into a
+# rank must read as initialised there (the programs read every byte they receive).
+# Errors of Open MPI, PMIx and libevent alone are counted, not judged; one PMIx error
+# reached through our hwloc query is suppressed by name (tests/memcheck.supp). realloc is
+# left out: valgrind's allocator never hands a freed address back soon, which is the case
+# that program needs. knemlike: the same check runs in the guest (check-mpi-vm.sh); its
+# client requests tell memcheck what the kernel wrote.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +46,7 @@ rc=0
 [ $rc = 2 ] || fail "memcheck-scan accepted one report where two were due (exit $rc)"
 
 # counter FIELD OUTPUT: the sum over the ranks' finalize lines (btl_base_verbose info) of
-# field FIELD (1 single copy, 2 double, 3 push; smx_transfer_counts)
+# field FIELD (1 single copy, 2 double, 3 pushed ahead; smx_transfer_counts)
 counter() {
 	smx_transfer_counts "$2" | awk -v f="$1" '{ print $(f + 1) }'
 }
@@ -55,7 +55,8 @@ launch=(mpirun -np 2 --bind-to none)
 launch+=($(smx_root_args))
 launch+=($(smx_memcheck_mpirun_args) --mca btl_base_verbose info)
 
-# config, what its runs must have done (counter field: 1 single copy, 2 double, 3 push), programs
+# config, what its runs must have done (counter field: 1 single copy, 2 double, 3 pushed
+# ahead), programs
 run_config() {
 	local cfg=$1 field=$2 what=$3 p out total=0 rc
 	shift 3
@@ -83,8 +84,8 @@ run_config() {
 }
 
 run_config smx-nosc 2 "gets by double copy" p2p datatypes anysource unexpected window collectives rma threads
-run_config smx-busy 1 "gets by single copy (cma)" p2p datatypes collectives rma
-run_config smx-cma-push 3 "exchange pushes" p2p collectives window
+run_config smx-single8k 1 "gets by single copy (cma)" p2p datatypes collectives rma
+run_config smx-double 3 "rendezvous pushed ahead" p2p collectives window
 run_config smx-tight 2 "gets by double copy in the smallest segment" p2p unexpected collectives threads
 [ $status = 0 ] && echo "PASS: no memcheck error or leak through btl/smx" || echo "FAIL: see above"
 exit $status

@@ -115,7 +115,7 @@ script+="[ \"\$ex\" = 0 ] || { echo 'FAIL: exports left after the jobs ended'; s
 # check-memcheck-host.sh).
 memcheck_dir=$build/memcheck-vm
 rm -rf "$memcheck_dir"
-for cfg in smx-knemlike-busy sm-knemlike; do
+for cfg in smx-knemlike-single8k sm-knemlike; do
 	mkdir -p "$memcheck_dir/$cfg"
 	script+="echo '== memcheck: collectives on $cfg'; "
 	copies_before
@@ -180,7 +180,7 @@ script="echo 0 >/proc/sys/kernel/yama/ptrace_scope; "
 script+="echo \"== kernel \$(uname -r), ptrace_scope \$(cat /proc/sys/kernel/yama/ptrace_scope)\"; "
 data_612() { # data_612 WHEN [ONLY]: the suite (or its programs ONLY) on both users of
 	# knemlike, each seen to use it
-	for cfg in sm-knemlike smx-knemlike-busy; do
+	for cfg in sm-knemlike smx-knemlike-single8k; do
 		copies_before attach_faults
 		script+="$suite ${2:-} --np 2 --label '$cfg np=2 $1 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
 		copies_after "$cfg np=2 $1 on 6.12" attach_faults
@@ -258,7 +258,7 @@ for rec in "$mpi4py_records"/ptrace_scope=*-sm-knemlike "$mpi4py_records"/ptrace
 	python3 "$top/tests/mpi4py/compare.py" sm-nosc "$mpi4py_records/ptrace_scope=0-sm-nosc" \
 		"$(basename "$rec")" "$rec" || status=1
 done
-for cfg in smx-knemlike-busy sm-knemlike; do
+for cfg in smx-knemlike-single8k sm-knemlike; do
 	echo "== memcheck reports of $cfg (VM)"
 	"$top/tests/memcheck-scan" --reports 2 "$memcheck_dir/$cfg" | tail -n 60 || status=1
 done

@@ -47,10 +47,10 @@ check_param btl smx btl_smx_frag_size
 check_param btl smx btl_smx_max_frags
 check_param btl smx btl_smx_budget_kb
 check_param btl smx btl_smx_eager_limit
-check_param btl smx btl_smx_single_copy_window_max
-check_param btl smx btl_smx_adaptive_copy
-check_param btl smx btl_smx_single_copy_cost
-check_param btl smx btl_smx_calibration_file
+check_param btl smx btl_smx_eager_limit_l3
+check_param btl smx btl_smx_single_copy_min
+check_param btl smx btl_smx_single_copy_min_l3
+check_param btl smx btl_smx_skew
 check_param btl smx btl_smx_nontemporal
 check_param btl smx btl_smx_push_max
 check_param smsc knemlike smsc_knemlike_priority
@@ -62,21 +62,31 @@ check_param smsc knemlike smsc_knemlike_map
 check_param smsc knemlike smsc_knemlike_map_max_mb
 # performance variables (MPI_T), shown at level 9 beside the parameters
 info=$("$ompi_info" --param btl smx --level 9 2>&1)
-for pvar in gets_single_copy gets_double_copy exchange_pushes copy_switches sends_queued frags_peak \
-	pair_rings skew_late skew_caught_up skew_switches skew_eager_sends streamed_copies store_switches \
+for pvar in gets_single_copy gets_double_copy copy_switches sends_queued frags_peak \
+	pair_rings skew_late skew_caught_up skew_eager_sends streamed_copies store_switches \
 	pushes_ahead pushes_parked; do
 	grep -q "MCA btl smx: performance \"btl_smx_$pvar\"" <<<"$info" ||
 		fail "ompi_info --param btl smx --level 9 does not show the performance variable btl_smx_$pvar"
+done
+# ... and none of those the switch by measurement replaced (c10d8d0): a component that
+# still shows one is an old build
+for gone in calibration_file single_copy_cost single_copy_cost_max busy_ranks busy_transfers \
+	eager_limit_busy single_copy_min_busy exchange_push single_copy_oversubscribed \
+	adaptive_copy single_copy_window_max eager_limit_window single_copy_window_cost_max \
+	exchange_pushes skew_switches; do
+	! grep -q "MCA btl smx: [a-z]* \"btl_smx_$gone\"" <<<"$info" ||
+		fail "ompi_info --param btl smx --level 9 still shows btl_smx_$gone, which btl/smx no longer has"
 done
 # Help is one or two lines per parameter; the why lives in docs/using-smx.md. The bound
 # was 12000 characters; btl_smx_adaptive_copy and its counter, one line of help each, took
 # 12338; btl_smx_single_copy_cost and btl_smx_calibration_file, one line each, 13032;
 # the skew switch's three parameters and four counters, one short line each, 14521;
 # btl_smx_nontemporal and its two counters, one short line each, 15213; btl_smx_push_max
-# and its two counters, one short line each, 15824.
+# and its two counters, one short line each, 15824; the switch by measurement (c10d8d0),
+# the generic btl_smx_single_copy_min in, thirteen parameters and two counters out, 12463.
 chars=$(wc -c <<<"$info")
-[ "$chars" -le 15900 ] ||
-	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 15900"
+[ "$chars" -le 13000 ] ||
+	fail "ompi_info --param btl smx --level 9 prints $chars characters, more than 13000"
 
 # Loading must not print errors (an unresolved symbol shows up here, not in the listing).
 if grep -Ei 'unable to open|undefined symbol|error' <<<"$components" | grep -Ei 'smx|knemlike'; then

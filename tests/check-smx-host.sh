@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # btl/smx housekeeping on the host: its shared-memory files are gone after a normal run,
 # once every peer has mapped them, and after kill -9 of a rank; a wrong parameter is
-# refused by name; a crowded or oversubscribed node and an exchange change the protocol.
+# refused by name; pins of a class's eager limit and single-copy threshold take their
+# path, and otherwise the way each peer's messages take moves as the receiver measures it.
 # (Data correctness: the MPI suite in check-mpi-host.sh, which runs smx configurations.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -19,7 +20,7 @@ mkdir -p "$build/tests/smx"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$top/tests/smx/truncate.c"
 launch=(mpirun -np 2)
 launch+=($(smx_root_args))
-# policy OUT KEY: the values of KEY (a pattern: 'busy_always', '[a-z0-9]*\.eager_limit')
+# policy OUT KEY: the values of KEY (a pattern: 'pieces_in_flight', '[a-z0-9]*\.eager_limit')
 # in the policy lines btl/smx printed at btl_base_verbose info, one per line
 policy() { sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # Our files of this test's jobs only: others may run beside us.
@@ -139,17 +140,16 @@ check_param "a negative number of pair rings" btl_smx_pair_rings_max \
 check_param "an eager limit above the fragment size" btl_smx_eager_limit \
 	--mca btl_smx_eager_limit 40000
 check_param "a fragment size below 1 KiB" btl_smx_frag_size --mca btl_smx_frag_size 100
-check_param "a busy eager limit below an ob1 header" btl_smx_eager_limit_busy \
-	--mca btl_smx_eager_limit_busy 10
-check_param "a negative busy process count" btl_smx_busy_ranks --mca btl_smx_busy_ranks -2
-check_param "a negative single-copy cost" btl_smx_single_copy_cost_max \
-	--mca btl_smx_single_copy_cost_max -1
-check_param "a window cost that is not a number" btl_smx_single_copy_window_cost_max \
-	--mca btl_smx_single_copy_window_cost_max nan
-check_param "a negative single-copy window" btl_smx_single_copy_window_max \
-	--mca btl_smx_single_copy_window_max -1
-check_param "a window eager limit above the fragment size" btl_smx_eager_limit_window \
-	--mca btl_smx_eager_limit_window 40000
+check_param "a class's single-copy threshold that is neither a size, auto nor never" \
+	btl_smx_single_copy_min_l3 --mca btl_smx_single_copy_min_l3 sometimes
+check_param "a negative single-copy threshold of a class" btl_smx_single_copy_min_l3 \
+	--mca btl_smx_single_copy_min_l3 -4096
+check_param "a generic single-copy threshold that is neither a size, auto nor never" \
+	btl_smx_single_copy_min --mca btl_smx_single_copy_min always
+check_param "a class's eager limit 'never' (auto or a size)" btl_smx_eager_limit_l3 \
+	--mca btl_smx_eager_limit_l3 never
+check_param "a class's eager limit above the fragment size" btl_smx_eager_limit_l3 \
+	--mca btl_smx_eager_limit_l3 40000
 check_param "an eager limit set above a smaller fragment" btl_smx_eager_limit \
 	--mca btl_smx_frag_size 4096 --mca btl_smx_eager_limit 8192
 check_param "a budget of 4 MiB for fragments of 1 MiB (room for less than five)" \
@@ -161,13 +161,55 @@ check_param "a budget of 272 KiB (five default fragments need 273)" btl_smx_budg
 check_param "a negative budget" btl_smx_budget_kb --mca btl_smx_budget_kb -5
 check_param "a class's eager limit below ob1's largest header (ob1 fails MPI_Init below 80)" \
 	btl_smx_eager_limit_l3 --mca btl_smx_eager_limit_l3 72
-# ... while the smallest eager limits accepted work: every class and the busy rule at 128
+# ... while the smallest eager limits accepted work: every class at 128
 out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_eager_limit 128 \
-	--mca btl_smx_busy_ranks 0 --mca btl_smx_eager_limit_busy 128 --mca btl_base_verbose info \
-	"$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+	--mca btl_base_verbose info "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 grep -q "^p2p: PASS" <<<"$out" && grep -q "btl:smx: 2 local processes" <<<"$out" &&
 	echo "ok: eager limits of 128 bytes, the smallest accepted, carry p2p on smx" ||
 	fail "eager limits of 128: want p2p PASS on smx: $out"
+# ... and every kind of value is taken, the generic ones for every class not set by name,
+# as the policy says (a pin: its number, or never; auto: measured): a size with a
+# suffix, auto, never
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_eager_limit 8192 \
+	--mca btl_smx_eager_limit_l3 auto --mca btl_smx_single_copy_min 4k \
+	--mca btl_smx_single_copy_min_l3 never --mca btl_smx_single_copy_min_l2 auto \
+	--mca btl_base_verbose info "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+# class_pins OUT: the distinct <class>.eager_limit= and <class>.single_copy_min= words of
+# the policy lines
+class_pins() {
+	sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' |
+		grep -E '^[a-z0-9]+\.(eager_limit|single_copy_min)=' | sort -u | paste -sd' '
+}
+pins_named=$(class_pins "$out")
+grep -q "^p2p: PASS" <<<"$out" &&
+	[ "$pins_named" = "l2.eager_limit=8192 l2.single_copy_min=auto l3.eager_limit=auto l3.single_copy_min=never" ] &&
+	echo "ok: auto, never and a size with a suffix are taken; a class set by name keeps its" \
+		"own, the generic values go to the others: $pins_named" ||
+	fail "values by name and generic: want l2.eager_limit=8192 l2.single_copy_min=auto" \
+		"l3.eager_limit=auto l3.single_copy_min=never and p2p PASS, not '$pins_named': $out"
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_single_copy_min 4k \
+	--mca btl_base_verbose info "$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
+pins_named=$(class_pins "$out")
+grep -q "^anysource: PASS" <<<"$out" && [ -n "$pins_named" ] &&
+	[ "$(tr ' ' '\n' <<<"$pins_named" | sed 's/^[a-z0-9]*\.//' | sort -u | paste -sd' ')" = \
+		"eager_limit=auto single_copy_min=4096" ] &&
+	echo "ok: the generic threshold 4k alone pins every class at 4096, eager limits measured: $pins_named" ||
+	fail "btl_smx_single_copy_min 4k alone: want every class's single_copy_min=4096 and eager_limit=auto: '$pins_named': $out"
+# ... and a stale line of a parameter btl/smx no longer has (the calibration file, the
+# busy rules: c10d8d0) in an Open MPI parameter file breaks no job: it runs on smx, data
+# intact, and btl/smx says nothing of it
+stale=$(mktemp)
+printf '%s\n' "btl_smx_calibration_file=auto" "btl_smx_single_copy_cost=220" \
+	"btl_smx_busy_ranks=4" "btl_smx_single_copy_window_max=off" >"$stale"
+out=$(OMPI_MCA_mca_base_param_files="$stale" "${launch[@]}" -x OMPI_MCA_mca_base_param_files \
+	$(smx_config_args smx-cma) --mca btl_base_verbose info "$build/tests/mpi/p2p" 2>&1 |
+	tr -d '\000')
+grep -q "^p2p: PASS" <<<"$out" && [ "$(grep -c "btl:smx: 2 local processes" <<<"$out")" = 2 ] &&
+	! grep -q "btl:smx: not used" <<<"$out" &&
+	echo "ok: a parameter file with lines of parameters btl/smx no longer has: the job runs on" \
+		"smx, data intact" ||
+	fail "stale parameter lines in $stale: want p2p PASS on smx: $out"
+rm -f "$stale"
 # ob1's dump of a communicator asks btl/smx about each peer (it crashed without btl_dump)
 out=$("${launch[@]}" $(smx_config_args smx-cma) "$build/tests/smx/dump" 2>&1 | tr -d '\000')
 grep -q "^dump: returned 0" <<<"$out" &&
@@ -193,140 +235,82 @@ for cfg in smx-cma smx-nosc; do
 		echo "ok: $cfg: a process pushing ahead and one not exchange data intact (pushed: $pushed)" ||
 		fail "$cfg, btl_smx_push_max 0 on rank 0 only: want p2p PASS, rank 1 alone pushing: '$pushed': $out"
 done
-# ... while a smaller fragment alone is enough: the defaults above it follow it down
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
-	--mca btl_base_verbose trace "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-n=$(grep -c "btl:smx: policy: " <<<"$out" || true)
-big=$(policy "$out" '[a-z0-9]*\.\(rndv_\)\?eager_limit' | awk '$1 > 4096' | wc -l)
-grep -q "^p2p: PASS" <<<"$out" && [ "$n" = 2 ] && [ "$big" = 0 ] &&
-	echo "ok: btl_smx_frag_size 4096 alone lowers the limits' defaults to fit, data intact" ||
-	fail "frag_size 4096 alone: want p2p PASS and 2 peers with limits <= 4096: $out"
-
-# 4. a node with more processes than btl_smx_busy_ranks is busy from the start: every
-#    class gets the busy eager limit and single-copy threshold (its policy says so) where
-#    single copy counts as cheap (btl_smx_single_copy_cost_max always); where it does
-#    not (a limit of 0), the class's own threshold (never, for these 2 cores) stays
-busy_args=(--mca btl_base_verbose info --mca btl_smx_busy_ranks 1 --mca btl_smx_eager_limit_busy 6000
-	--mca btl_smx_single_copy_min_busy 7000)
-out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
-	--mca btl_smx_single_copy_cost_max never "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-# busy_policy OUT: "BUSY EAGER BUSY-THRESHOLD", each the distinct values over both
-# processes and every class (joined by /)
-busy_policy() {
-	echo "$(policy "$1" busy_always | paste -sd/)" \
-		"$(policy "$1" '[a-z0-9]*\.eager_limit' | sort -u | paste -sd/)" \
-		"$(policy "$1" '[a-z0-9]*\.single_copy_min_busy' | sort -u | paste -sd/)"
+# ... while a smaller fragment alone is enough: the defaults above it follow it down. No
+#     message of 4 KiB or more then goes eagerly (a range goes eagerly only below a
+#     fragment): every range of each peer's ways is a copy, as it starts and as it ends
+#     (the policy printed at add_procs and again at finalize where a way changed); by
+#     default the ranges below a fragment (4k to 32k) start eagerly for this shared-cache
+#     pair
+# peer_ways OUT: each "peerN.ways=..." word of the policy lines, one per line
+peer_ways() { sed -n 's/.*btl:smx: policy: //p' <<<"$1" | tr ' ' '\n' | grep -E '^peer[0-9]+\.ways='; }
+# final_ways OUT: the peers' ways in each process's last policy line (a process prints its
+# policy at add_procs, and at finalize where it changed), one process a line
+final_ways() {
+	sed -n 's/^\(\[[^]]*\]\) btl:smx: policy: /\1 /p' <<<"$1" |
+		awk '{ w = ""; for (i = 2; i <= NF; i++) if ($i ~ /^peer[0-9]+\.ways=/) w = w " " $i
+			last[$1] = w } END { for (p in last) print substr(last[p], 2) }'
 }
-n=$(busy_policy "$out")
-grep -q "^p2p: PASS" <<<"$out" && [ "$n" = "1/1 6000 never" ] &&
-	echo "ok: where single copy is too dear, a crowded node keeps the class's threshold" ||
-	fail "busy_ranks, cost limit 0: want 'busy, eager limit, busy threshold' 1/1 6000 never, not '$n', and p2p PASS: $out"
-out=$("${launch[@]}" $(smx_config_args smx-cma) "${busy_args[@]}" \
-	--mca btl_smx_single_copy_cost_max always "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
-n=$(busy_policy "$out")
-grep -q "^p2p: PASS" <<<"$out" && [ "$n" = "1/1 6000 7000" ] &&
-	echo "ok: a crowded node lowers both thresholds for every peer, data intact" ||
-	fail "busy_ranks: want 'busy, eager limit, busy threshold' 1/1 6000 7000, not '$n', and p2p PASS: $out"
-out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
+out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_frag_size 4096 \
+	--mca btl_base_verbose info "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
+small_ways=$(peer_ways "$out")
+dflt=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
 	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
-[ "$(policy "$out" busy_always | paste -sd/)" = 0/0 ] &&
-	echo "ok: 2 processes are not a busy node by default" ||
-	fail "2 processes counted as a busy node (or no policy printed): $out"
-# 5. an exchange (a 2-rank alltoall of 1 MiB: each rank pulls from the other by double copy)
-#    is served by one single copy (process_vm_writev, smsc/cma's copy_to) into the peer
-#    when single copy counts as cheap (btl_smx_single_copy_cost_max always), not at
-#    all with btl_smx_exchange_push false or a cost limit of 0, and by default as each
-#    process's measured cost decides (btl_base_verbose info says which); the benchmark checks
-#    each message's first and last byte, the collectives of the MPI suite (smx-cma-push)
-#    every byte of this path
+dflt_first=$(peer_ways "$dflt" | head -2 | sed 's/^peer[0-9]*\.ways=//' | cut -d, -f1-5 | sort -u)
+grep -q "^p2p: PASS" <<<"$out" && [ "$(wc -l <<<"$small_ways")" -ge 2 ] &&
+	! grep -q ':e' <<<"$small_ways" && [ "$dflt_first" = "4k:e,8k:e,16k:e,32k:e,64k:d" ] &&
+	echo "ok: btl_smx_frag_size 4096 alone: no range eager, data intact; by default 4k to" \
+		"32k start eagerly" ||
+	fail "frag_size 4096 alone: want p2p PASS and no range of any peer's ways eager" \
+		"('$small_ways'), by default '4k:e,8k:e,16k:e,32k:e,64k:d' first ('$dflt_first'): $out"
+
+# 4. pins: a class's single-copy threshold set by a parameter is the way of every
+#    rendezvous, whatever single copy costs here (nothing is measured there). An all-to-all
+#    of 64 KiB (the benchmark checks each message's first and last byte; the MPI suite's
+#    configurations smx-single and smx-double every byte): single copy from 1 byte, eager
+#    limit 128: every get by single copy (process_vm_readv, smsc/cma's copy_from, counted
+#    with strace), none by double copy, every range of each peer's ways 's'; never, with
+#    cma there: every get by double copy, no process_vm_readv, no range 's'
 bench=$build/tests/smx/smx_bench
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
 	"$top/tests/bench/bench_util.c"
-# pushes MCA-ARGS...: "PUSHERS COPIES MEASURED": how many processes said "exchange push
-# on", how many single-copy pushes they made (-1: the benchmark failed), and how many
-# printed a measured single-copy cost
-pushes() {
-	local trace
+# pinned CONFIG: "SINGLE DOUBLE READS WAYS" (the gets summed over both ranks, the reads of
+# another process's memory, the distinct letters of the peers' ways at finalize), or
+# "failed"
+pinned() {
+	local trace out
 	trace=$(mktemp -d)
-	"${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info "$@" \
-		strace -ff -qq -e trace=process_vm_writev -o "$trace/t" "$bench" --mode alltoall \
-		--sizes 1M --samples 2 >"$trace/out" 2>&1 || true
-	if ! grep -q "^alltoall,1048576," "$trace/out"; then
-		cat "$trace/out" >&2
-		echo -1 -1 -1
-	else
-		echo "$(policy "$(cat "$trace/out")" push | grep -c "^1$")" \
-			"$(cat "$trace"/t* | grep -c "^[0-9]* *process_vm_writev")" \
-			"$(policy "$(cat "$trace/out")" cost | grep -Ec "^[0-9]+\.[0-9]+$")"
-	fi
-	rm -rf "$trace"
-}
-read -r on_n on _ < <(pushes --mca btl_smx_single_copy_cost_max always)
-read -r off_n off _ < <(pushes --mca btl_smx_exchange_push false)
-read -r zero_n zero _ < <(pushes --mca btl_smx_single_copy_cost_max never)
-read -r dflt_n dflt dflt_measured < <(pushes)
-# by default: pushes exactly when the processes measured single copy as cheap (both or
-# neither, on one machine; if they disagree, a push by one side is enough)
-if [ "$dflt_n" = 0 ]; then dflt_ok=$([ "$dflt" = 0 ] && echo y); else dflt_ok=$([ "$dflt" -gt 0 ] 2>/dev/null && echo y); fi
-[ "$on_n" = 2 ] && [ "$on" -gt 0 ] 2>/dev/null && [ "$off_n" = 0 ] && [ "$off" = 0 ] &&
-	[ "$zero_n" = 0 ] && [ "$zero" = 0 ] && [ "$dflt_ok" = y ] && [ "$dflt_measured" = 2 ] &&
-	echo "ok: an exchange is pushed by single copy ($on copies), none with exchange_push false" \
-		"or a cost limit of 0; by default $dflt_n of 2 processes pushed ($dflt copies), as measured" ||
-	fail "exchange push: always $on_n/$on, exchange_push false $off_n/$off, cost limit 0" \
-		"$zero_n/$zero, default $dflt_n/$dflt (processes saying on / pushes; want both" \
-		"processes to print a measured cost: $dflt_measured)"
-# 6. more processes than hardware threads (oversubscribed): where single copy counts as
-#    cheap (btl_smx_single_copy_cost_max always), every rendezvous goes by single copy
-#    (process_vm_readv, smsc/cma's copy_from), even where every class and the busy rule
-#    say never; with btl_smx_single_copy_oversubscribed false or a cost limit of 0, none
-#    (the single-copy window is closed, so that no rule measures single copy's cost, which
-#    reads through process_vm_readv too; adaptive copy is off: the rule alone, which
-#    adaptive copy starts from; section 12 tests what it adds)
-# (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
-threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
-over=$((threads + 1))
-never=()
-for cls in l2 l3 package numa remote; do
-	never+=(--mca "btl_smx_single_copy_min_$cls" 0)
-done
-reads() {
-	local trace
-	trace=$(mktemp -d)
-	mpirun -np "$over" --oversubscribe --bind-to none $(smx_root_args) \
-		$(smx_config_args smx-cma) "${never[@]}" --mca btl_smx_single_copy_min_busy 0 \
-		--mca btl_smx_exchange_push false --mca btl_smx_single_copy_cost_max "${2:-always}" \
-		--mca btl_smx_single_copy_window_max 0 \
-		--mca btl_smx_single_copy_oversubscribed "$1" --mca btl_smx_adaptive_copy 0 \
-		--mca btl_base_verbose info \
+	"${launch[@]}" $(smx_config_args "$1") --mca btl_base_verbose info \
 		strace -ff -qq -e trace=process_vm_readv -o "$trace/t" "$bench" --mode alltoall \
 		--sizes 64K --samples 2 >"$trace/out" 2>&1 || true
-	if ! grep -q "^alltoall,65536," "$trace/out"; then
-		cat "$trace/out" >&2
-		echo -1
+	out=$(tr -d '\000' <"$trace/out")
+	if ! grep -q "^alltoall,65536," <<<"$out"; then
+		echo "failed: $out" >&2
+		echo failed
 	else
-		echo "verbose $(policy "$(cat "$trace/out")" every_get_single | grep -c "^1$")"
-		# reads of another process's memory (local rank 0 reads one byte of its own at
-		# init, to say in the calibration file's key whether cma works here)
-		for t in "$trace"/t*; do
-			grep -v "process_vm_readv(${t##*.}," "$t" || true
-		done | grep -c "^[0-9]* *process_vm_readv" || true
+		echo "$(both_ranks_gets "$out")" \
+			"$(for t in "$trace"/t*; do grep -v "process_vm_readv(${t##*.}," "$t" || true; done |
+				grep -c "^[0-9]* *process_vm_readv" || true)" \
+			"$(final_ways "$out" | sed 's/peer[0-9]*\.ways=//g' | tr ', ' '\n\n' |
+				sed -n 's/^[0-9]*[km]://p' | sort -u | paste -sd/)"
 	fi
 	rm -rf "$trace"
 }
-on=$(reads true)
-off=$(reads false)
-zero=$(reads true 0)
-# (verbose N: the processes whose policy says every get by single copy)
-[ "$(head -1 <<<"$on")" = "verbose $over" ] && [ "$(tail -1 <<<"$on")" -gt 0 ] 2>/dev/null &&
-	[ "$(head -1 <<<"$off")" = "verbose 0" ] && [ "$(tail -1 <<<"$off")" = 0 ] &&
-	[ "$(head -1 <<<"$zero")" = "verbose 0" ] && [ "$(tail -1 <<<"$zero")" = 0 ] &&
-	echo "ok: $over processes on $threads hardware threads: every rendezvous by single copy" \
-		"($(tail -1 <<<"$on") reads), none with btl_smx_single_copy_oversubscribed false" \
-		"or a cost limit of 0" ||
-	fail "oversubscribed: on: $on (want verbose $over and reads > 0); off: $off, cost" \
-		"limit 0: $zero (want 0 and 0)"
+# both_ranks_gets OUTPUT: "SINGLE DOUBLE" summed over the two ranks' finalize lines, or
+# "failed" where there are not two
+both_ranks_gets() {
+	smx_transfer_counts "$1" | awk '{ print ($1 == 2 ? $2 " " $3 : "failed") }'
+}
+read -r s_single s_double s_reads s_ways < <(pinned smx-single)
+read -r n_single n_double n_reads n_ways < <(pinned smx-double)
+[ "${s_single:-0}" -gt 0 ] 2>/dev/null && [ "$s_double" = 0 ] && [ "${s_reads:-0}" -gt 0 ] 2>/dev/null &&
+	[ "$s_ways" = s ] && [ "$n_single" = 0 ] && [ "${n_double:-0}" -gt 0 ] 2>/dev/null &&
+	[ "$n_reads" = 0 ] && [[ $n_ways != *s* ]] &&
+	echo "ok: single copy pinned from 1 byte: $s_single gets by single copy ($s_reads reads)," \
+		"none by double, ways '$s_ways'; never: $n_double by double copy, no read, ways '$n_ways'" ||
+	fail "pins (single double reads ways): from 1 byte '$s_single $s_double $s_reads $s_ways'" \
+		"(want N 0 N s), never '$n_single $n_double $n_reads $n_ways' (want 0 N 0, no s)"
 
-# 7. a sender writes to a peer through the peer's queue until it has sent it
+# 5. a sender writes to a peer through the peer's queue until it has sent it
 #    btl_smx_pair_ring_after messages, then through a ring of its own (at most
 #    btl_smx_pair_rings_max of them): the MPI_T counter says how many, data intact either way
 rings() { # rings MCA-ARGS...: each of the 4 processes' count of pair rings, or "failed"
@@ -360,7 +344,7 @@ grep -q "^alltoall,64," <<<"$out" && [ "$large" = 24 ] && [ "$small" = 6 ] &&
 		"to the fifth" ||
 	fail "ring sizes: want 24 rings of 512 KiB and 6 of 128 KiB, got $large and $small: $out"
 
-# 8. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
+# 6. a burst of 10000 sends of 16 KiB to a receiver that is not receiving yet: what the
 #    sender's rings cannot take waits in at most btl_smx_max_frags fragments (512 x 34 KiB),
 #    the rest in ob1's own queue, and every byte arrives in order. Without the cap the
 #    sender held about 200 MB here; the same run with a cap out of reach shows that the
@@ -400,92 +384,110 @@ queued=$(sed -n 's/.* \([0-9]*\) sends queued for room, at most 512 of btl_smx_m
 		"('$mpit'): $capped_line"
 rm -f "$burst_log"
 
-# 9. the counters of the two kinds of get: none by single copy without an SMSC component,
-#    some with cma on a node made busy (single copy from 8 KiB whatever it costs)
+# 7. the counters of the two kinds of get in the MPI suite's p2p (every byte checked): none
+#    by single copy without an SMSC component, some with cma and single copy pinned from
+#    8 KiB (whatever it costs here)
 gets() { # gets MCA-ARGS...: "SINGLE DOUBLE" summed over both ranks, or "failed"
 	local out
 	out=$("${launch[@]}" --mca btl_base_verbose info "$@" "$build/tests/mpi/p2p" 2>&1 | tr -d '\000')
 	grep -q "^p2p: PASS" <<<"$out" || { echo failed; return; }
 	both_ranks_gets "$out"
 }
-# both_ranks_gets OUTPUT: "SINGLE DOUBLE" summed over the two ranks' finalize lines, or
-# "failed" where there are not two
-both_ranks_gets() {
-	smx_transfer_counts "$1" | awk '{ print ($1 == 2 ? $2 " " $3 : "failed") }'
-}
 read -r nosc_single nosc_double < <(gets $(smx_config_args smx-nosc))
-read -r busy_single busy_double < <(gets $(smx_config_args smx-busy))
+read -r pin_single pin_double < <(gets $(smx_config_args smx-single8k))
 [ "$nosc_single" = 0 ] && [ "${nosc_double:-0}" -gt 0 ] 2>/dev/null &&
-	[ "${busy_single:-0}" -gt 0 ] 2>/dev/null &&
+	[ "${pin_single:-0}" -gt 0 ] 2>/dev/null &&
 	echo "ok: gets counted: without single copy $nosc_double by double copy, none single;" \
-		"busy with cma $busy_single single" ||
-	fail "get counters: smx-nosc '$nosc_single $nosc_double', smx-busy '$busy_single $busy_double'"
+		"single copy pinned from 8 KiB with cma, $pin_single single" ||
+	fail "get counters: smx-nosc '$nosc_single $nosc_double', smx-single8k '$pin_single $pin_double'"
 
-# 10. the single-copy window: where it is open (btl_smx_single_copy_window_cost_max always)
-#     always), every class sends eagerly up to btl_smx_eager_limit_window (17408) and
-#     single-copies every rendezvous up to btl_smx_single_copy_window_max (64 KiB), here
-#     where the l3 class's own threshold says never: a 16 KiB ping-pong goes eagerly, 32
-#     KiB by single copy, 128 KiB by double copy; closed (0, or a window of 0 bytes), 32
-#     KiB goes eagerly again (l3's limit, 34816); otherwise it opens exactly in the
-#     processes that measured a single copy at btl_smx_single_copy_window_cost_max
-#     memcpys or less (1.75 by default; 1000 opens it here, 0.01 keeps it closed). The
-#     gets are counted with adaptive copy off (the rule alone, which it starts from).
-window_gets() { # window_gets SIZE MCA-ARGS...: "SINGLE DOUBLE WINDOWS EAGER-LIMITS" summed
-	# over both ranks (WINDOWS: peers printed with a window), or "failed"
-	local size=$1 out
-	shift
-	out=$("${launch[@]}" --bind-to core $(smx_config_args smx-cma) --mca btl_base_verbose info \
-		--mca btl_smx_adaptive_copy 0 "$@" "$bench" --mode pingpong --sizes "$size" \
-		--samples 2 2>&1 | tr -d '\000')
-	grep -q "^pingpong,$size," <<<"$out" || { echo failed; return; }
-	echo "$(both_ranks_gets "$out")" \
-		"$(policy "$out" window_max | grep -c "^65536$")" \
-		"$(policy "$out" '[a-z0-9]*\.eager_limit' | sort -u | paste -sd/)"
-}
-wopen=(--mca btl_smx_single_copy_window_cost_max always)
-read -r w16 < <(window_gets 16384 "${wopen[@]}")
-read -r w32 < <(window_gets 32768 "${wopen[@]}")
-read -r w128 < <(window_gets 131072 "${wopen[@]}")
-read -r c32 < <(window_gets 32768 --mca btl_smx_single_copy_window_cost_max never)
-read -r z32 < <(window_gets 32768 "${wopen[@]}" --mca btl_smx_single_copy_window_max 0)
-[ "$w16" = "0 0 2 17408" ] && [[ $w32 =~ ^[1-9][0-9]*\ 0\ 2\ 17408$ ]] &&
-	[[ $w128 =~ ^0\ [1-9][0-9]*\ 2\ 17408$ ]] && [ "$c32" = "0 0 0 34816" ] &&
-	[ "$z32" = "0 0 0 34816" ] &&
-	echo "ok: the single-copy window open: 16 KiB eager, 32 KiB by single copy" \
-		"(${w32%% *} gets), 128 KiB by double copy; closed or empty: 32 KiB eager" ||
-	fail "single-copy window (single gets, double gets, peers with a window, eager limits):" \
-		"open: 16 KiB '$w16' (want 0 0 2 17408), 32 KiB '$w32' (want N 0 2 17408)," \
-		"128 KiB '$w128' (want 0 N 2 17408); closed '$c32', empty '$z32' (want 0 0 0 34816)"
-# window_judged LIMIT: "PROCESSES DISAGREEING OPENED": processes that printed a measured
-# cost and the window's state with btl_smx_single_copy_window_cost_max LIMIT, how many of
-# them opened it against the limit, how many opened it; or "failed"
-window_judged() {
+# 8. the measured choice: a receiver weighs each way a peer's messages may take by the
+#     time they took, tries the others now and then, and tells the sender (its word, at
+#     btl_base_verbose trace "<peer>'s messages to me: 4k:e,...,256k:d,..."). A 2-rank
+#     ping-pong of 256 KiB, with a single copy made far dearer than here
+#     (tests/bench/dear-cma.c: 20 us more per page, some 1.3 ms a message against tens of
+#     us by double copy): the receivers try single copy (a word says 256k:s) and, having
+#     measured it dear, go back (a later word says 256k:d): at least four gets by double
+#     copy for each by single copy. (Whether a try is under way as the job ends is chance:
+#     the policy at finalize is not judged.) With single copy pinned from 1 byte, the same
+#     dear single copy carries every get, no word ever says 256k:d, nothing changes, and
+#     both processes' policies say 256k:s to the end: the pin is not measured. (9 shows a
+#     move the other way.)
+cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$top/tests/bench/dear-cma.c" -ldl
+dear=(-x LD_PRELOAD="$build/tests/smx/dear-cma.so" -x SMX_DEAR_CMA_NS=20000)
+# measured MCA-ARGS...: "SINGLE DOUBLE TRIED BACK CHANGES 256K-WAYS" (the gets over both
+# ranks, the words that asked for 256k by single copy and by double copy, the changes of
+# a peer's way counted at finalize, the distinct ways of the 256k range in each process's
+# last policy), or "failed"
+measured() {
 	local out
-	out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
-		--mca btl_smx_single_copy_window_cost_max "$1" "$build/tests/mpi/anysource" 2>&1 |
-		tr -d '\000')
-	grep -q "^anysource: PASS" <<<"$out" || { echo failed; return; }
-	sed -n 's/.*btl:smx: policy: cost=\([0-9.]*\) .* window_max=\([0-9]*\) .*/\1 \2/p' \
-		<<<"$out" | awk -v limit="$1" '{ n++; opened += ($2 != 0) }
-		# the cost is printed to 2 decimals: a value equal to the limit may be either side
-		# (the limit is in % of a memcpy)
-		$1 * 100 != limit && ($1 * 100 < limit) != ($2 != 0) { bad++ }
-		END { print n + 0, bad + 0, opened + 0 }'
+	out=$("${launch[@]}" $(smx_config_args smx-cma) "${dear[@]}" --mca btl_base_verbose trace \
+		"$@" "$bench" --mode pingpong --sizes 256K --samples 4 --target-mb 64 2>&1 | tr -d '\000')
+	grep -q "^pingpong,262144," <<<"$out" || { echo "failed: $out" >&2; echo failed; return; }
+	echo "$(both_ranks_gets "$out")" \
+		"$(grep -c "btl:smx: .*'s messages to me: .*256k:s" <<<"$out" || true)" \
+		"$(grep -c "btl:smx: .*'s messages to me: .*256k:d" <<<"$out" || true)" \
+		"$(sed -n "s/.* \([0-9]*\) changes of a peer's way as measured.*/\1/p" <<<"$out" |
+			awk '{ n += $1 } END { print n + 0 }')" \
+		"$(final_ways "$out" | grep -o '256k:[esd]' | sort -u | paste -sd/)"
 }
-read -r dflt_judged < <(window_judged 175)
-read -r wide_judged < <(window_judged 100000)
-read -r narrow_judged < <(window_judged 1)
-[ "${dflt_judged% *}" = "2 0" ] && [ "$wide_judged" = "2 0 2" ] && [ "$narrow_judged" = "2 0 0" ] &&
-	echo "ok: the window opens as each process measured: by default in ${dflt_judged##* } of 2," \
-		"with a limit of 1000 memcpys in both, with 0.01 in neither" ||
-	fail "measured window (processes, disagreeing with the limit, opened): default" \
-		"'$dflt_judged' (want 2 0 N), limit 1000 '$wide_judged' (want 2 0 2), limit 0.01" \
-		"'$narrow_judged' (want 2 0 0)"
+read -r m_single m_double m_tried m_back _ _ < <(measured)
+read -r p_single p_double _ p_back p_changes p_ways < <(measured --mca btl_smx_single_copy_min 1)
+[ "${m_tried:-0}" -ge 1 ] 2>/dev/null && [ "${m_back:-0}" -ge 1 ] 2>/dev/null &&
+	[ "${m_double:-0}" -gt 0 ] 2>/dev/null && [ "${m_single:-x}" -ge 0 ] 2>/dev/null &&
+	[ $((4 * m_single)) -le "$m_double" ] &&
+	[ "${p_single:-0}" -gt 0 ] 2>/dev/null && [ "$p_double" = 0 ] && [ "$p_back" = 0 ] &&
+	[ "$p_changes" = 0 ] && [ "$p_ways" = "256k:s" ] &&
+	echo "ok: a dear single copy, measured: tried ($m_tried words asking for it, $m_single" \
+		"gets), then double copy again ($m_back words, $m_double gets); pinned from 1 byte:" \
+		"$p_single gets by single copy, none by double, no change ($p_ways)" ||
+	fail "measured choice, dear single copy (single double tried back): '$m_single $m_double" \
+		"$m_tried $m_back' (want N, >= 4N, >= 1, >= 1); pinned from 1 byte (single double" \
+		"256k:d-words changes ways) '$p_single $p_double $p_back $p_changes $p_ways' (want N 0 0 0 256k:s)"
 
-# 11. a new pair ring's pages are all written when it is made, and a segment's chunk area
+# 9. ... and a move the other way: a sender that computes outside MPI while its
+#     rendezvous waits (latesender: 20 sends of 64 KiB, 5 ms of computing each) cannot
+#     serve a double copy, which takes some 5 ms from its hand to the receiver's buffer;
+#     a single copy, which the receiver pulls alone, some tens of us. The receiver
+#     starts on double copy (a shared cache: the class's start) and tries single copy
+#     after its first messages: most of its gets go by single copy, after at least one
+#     change of its word. With the way pinned (btl_smx_single_copy_min never) every get
+#     goes by double copy and nothing changes. Both with the push ahead off. With it (the
+#     default), the sender copies each message as it sends it while the word says double
+#     copy: every get by double copy is a push taken, and whether single copy is measured
+#     cheaper then is the machine's (not judged). Skew off: a receiver descheduled as the
+#     barrier ends posts its receive after the message came, which the skew switch takes
+#     for late (12 tests that), and messages to it go eagerly. Bytes checked every way.
+late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES PUSHED", or "failed"
+	local out
+	out=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_smx_skew off "$@" \
+		"$build/tests/smx/latesender" 20 65536 5000 2>&1 | tr -d '\000')
+	grep -q "^latesender: PASS" <<<"$out" || { echo "failed: $out" >&2; echo failed; return; }
+	echo "$(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out")" \
+		"$(sed -n 's/^latesender: rank 1: pushed ahead \([0-9-]*\)$/\1/p' <<<"$out")"
+}
+read -r a_single a_double a_changes _ < <(late --mca btl_smx_push_max 0)
+read -r f_single f_double f_changes _ < <(late --mca btl_smx_push_max 0 \
+	--mca btl_smx_single_copy_min never)
+read -r p_single p_double _ p_pushed < <(late)
+[ "${a_single:-0}" -ge 15 ] 2>/dev/null && [ "${a_changes:-0}" -ge 1 ] 2>/dev/null &&
+	[ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] && [ "${f_changes:-1}" = 0 ] &&
+	echo "ok: gets from a sender away computing go by single copy as measured ($a_single" \
+		"of 20, after $a_changes change(s) of its word); pinned to double copy, 20 of 20 by" \
+		"double copy, no change" ||
+	fail "measured choice, late sender (single double changes): '$a_single $a_double" \
+		"$a_changes' (want >= 15 single, >= 1 change); pinned never: '$f_single $f_double" \
+		"$f_changes' (want 0 20 0)"
+[ "${p_pushed:-0}" -ge 2 ] 2>/dev/null && [ "${p_double:-0}" = "$p_pushed" ] &&
+	[ "$((p_single + p_double))" = 20 ] &&
+	echo "ok: pushed ahead while the word says double copy: $p_pushed rendezvous pushed, each" \
+		"taken by a double copy ($p_single by single copy as measured)" ||
+	fail "push ahead (single double pushed): '$p_single $p_double $p_pushed' (want as many" \
+		"double as pushed, >= 2, 20 in all)"
+# 10. a new pair ring's pages are all written when it is made, and a segment's chunk area
 #     when the segment is (tmpfs gives a page at its first write; a fault in the middle
 #     of later traffic costs whoever meets it, and makes its first transfers look dear
-#     to the adaptive copy): after 64 small messages, which keep to a ring's first 32
+#     to the measured choice): after 64 small messages, which keep to a ring's first 32
 #     KiB, the sender has its whole ring in memory: at least 512 KiB more than where it
 #     makes no ring by default, 4 MiB more with rings of 4 MiB; and where it makes no
 #     ring, at least its whole chunk area (btl_smx_budget_kb 4096 here: 4 MiB) but not
@@ -510,65 +512,18 @@ rss_none=$(ring_rss "${area[@]}" --mca btl_smx_pair_ring_after 1000000)
 	fail "area and ring pages (rank 0's segment, kB resident): '$rss_none' without a ring" \
 		"(want 4096 to 4607), '$rss_auto' with a 512 KiB ring (want 512 more), '$rss_4m'" \
 		"with 4 MiB (want 4096 more)"
-# 12. adaptive copy: a sender that computes outside MPI while its rendezvous waits
-#     (latesender: 20 sends of 64 KiB, 5 ms of computing each) cannot serve a double copy;
-#     the receiver, measuring that, pulls from it by single copy: most of its gets, after
-#     one change of method; and its own 16 KiB message to that peer, below the eager
-#     limit, goes by a get (single copy far cheaper on gets of up to 256 KiB shortens
-#     the class's eager limit to 4 KiB). With btl_smx_adaptive_copy 0 the class's
-#     threshold (never, for the pair of cores here) holds: every get by double copy, the
-#     16 KiB message eager. Both with the push ahead off: with it (the default), the
-#     sender copies each message as it sends it, nothing waits for it, every get is a
-#     double copy and nothing changes. Bytes checked every way.
-late() { # late MCA-ARGS...: "SINGLE DOUBLE CHANGES REPLY-GETS PUSHED", or "failed"
-	local out
-	out=$("${launch[@]}" $(smx_config_args smx-cma) "$@" "$build/tests/smx/latesender" 20 \
-		65536 5000 2>&1 | tr -d '\000')
-	grep -q "^latesender: PASS" <<<"$out" || { echo failed; return; }
-	echo "$(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$out")" \
-		"$(sed -n 's/^latesender: rank 1: 16 KiB reply by \([0-9-]*\) gets; pushed ahead \([0-9-]*\)$/\1 \2/p' <<<"$out")"
-}
-read -r a_single a_double a_changes a_reply _ < <(late --mca btl_smx_push_max 0)
-read -r f_single f_double f_changes f_reply _ < <(late --mca btl_smx_push_max 0 \
-	--mca btl_smx_adaptive_copy 0)
-read -r p_single p_double p_changes p_reply p_pushed < <(late)
-[ "${a_single:-0}" -ge 15 ] 2>/dev/null && [ "${a_changes:-0}" -ge 1 ] 2>/dev/null &&
-	[ "${a_reply:-0}" = 1 ] && [ "${f_single:-1}" = 0 ] && [ "${f_double:-0}" = 20 ] &&
-	[ "${f_changes:-1}" = 0 ] && [ "${f_reply:-1}" = 0 ] &&
-	echo "ok: gets from a sender away computing go by single copy as measured ($a_single" \
-		"of 20, $a_changes change), and 16 KiB to it by a get; with adaptive copy off, by" \
-		"double copy (20 of 20) and eagerly" ||
-	fail "adaptive copy (single double changes reply-gets): '$a_single $a_double $a_changes" \
-		"$a_reply' (want >= 15 single, >= 1 change, 1 get); off: '$f_single $f_double" \
-		"$f_changes $f_reply' (want 0 20 0 0)"
-[ "${p_single:-1}" = 0 ] && [ "${p_changes:-1}" = 0 ] && [ "${p_pushed:-0}" -ge 5 ] 2>/dev/null &&
-	[ "${p_double:-0}" = "$p_pushed" ] &&
-	echo "ok: pushed ahead, a sender away computing holds nothing up: $p_pushed rendezvous" \
-		"pushed, each taken by a double copy, none by single copy, no change" ||
-	fail "push ahead (single double changes pushed): '$p_single $p_double $p_changes" \
-		"$p_pushed' (want 0, as many as pushed, 0, >= 5)"
-# 12b. ... on a crowded node (more processes than hardware threads, the extra ones idle in
-#     barriers) the same late sender's gets are weighed by the CPU time their copies take,
-#     not by how long they wait: a wait lends the core to another rank. With a single
-#     copy made dear (tests/bench/dear-cma.c: 2 us more per page, some ten memcpys of it),
-#     rank 0 keeps double copy (the policy says adaptive=work): at most the adaptive
-#     copy's tries by single copy, no change. Two ranks alone, the same dear single copy
-#     wins by the time it saves: most gets by single copy. Skew off: every message of
-#     the 20 by rendezvous. The footprint of large messages (btl_smx_policy.c,
-#     smx_footprint): crowded, a peer's pieces in flight fill a quarter of the L2 (4 to 32)
-#     and whole-fragment chunks come round after half of it; two ranks, 32 pieces and a
-#     cycle of twice the L2 (at least 1 MiB).
-cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$top/tests/bench/dear-cma.c" -ldl
-dear=(--bind-to none --mca btl_smx_push_max 0 --mca btl_smx_skew off
-	-x LD_PRELOAD="$build/tests/smx/dear-cma.so" -x SMX_DEAR_CMA_NS=2000)
-crowd=$(mpirun -np "$over" --oversubscribe $(smx_root_args) $(smx_config_args smx-cma) \
-	"${dear[@]}" --mca btl_base_verbose info "$build/tests/smx/latesender" 20 65536 5000 2>&1 |
+# 11. the footprint of large messages (btl_smx_policy.c, smx_footprint): on a crowded node
+#     (more processes than hardware threads) a peer's pieces in flight fill a quarter of
+#     the L2 (4 to 32) and whole-fragment chunks come round after half of it; two ranks,
+#     32 pieces and a cycle of twice the L2 (at least 1 MiB)
+# (hwloc's count, as btl/smx sees it: the allowed cpuset, which may differ from nproc's)
+threads=$(hwloc-calc -N pu all 2>/dev/null || nproc)
+over=$((threads + 1))
+crowd=$(mpirun -np "$over" --oversubscribe --bind-to none $(smx_root_args) \
+	$(smx_config_args smx-cma) --mca btl_base_verbose info "$build/tests/mpi/anysource" 2>&1 |
 	tr -d '\000')
-read -r c_single c_double c_changes < <(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$crowd")
-c_work=$(policy "$crowd" adaptive | grep -c '^work$' || true)
-two=$("${launch[@]}" $(smx_config_args smx-cma) "${dear[@]}" --mca btl_base_verbose info \
-	"$build/tests/smx/latesender" 20 65536 5000 2>&1 | tr -d '\000')
-read -r d_single d_double d_changes _ < <(sed -n 's/^latesender: rank 0: gets by single copy \([0-9-]*\), by double copy \([0-9-]*\), changes \([0-9-]*\);.*/\1 \2 \3/p' <<<"$two")
+two=$("${launch[@]}" $(smx_config_args smx-cma) --mca btl_base_verbose info \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000')
 # the largest L2 (what btl/smx takes from hwloc), in bytes
 l2=$(cat /sys/devices/system/cpu/cpu*/cache/index*/level 2>/dev/null | paste -d' ' - \
 	<(cat /sys/devices/system/cpu/cpu*/cache/index*/size 2>/dev/null) |
@@ -576,55 +531,21 @@ l2=$(cat /sys/devices/system/cpu/cpu*/cache/index*/level 2>/dev/null | paste -d'
 want_pieces=$((l2 / 4 / 34816)); want_pieces=$((want_pieces < 4 ? 4 : want_pieces > 32 ? 32 : want_pieces))
 want_cycle2=$((2 * l2 < 1048576 ? 1048576 : 2 * l2))
 footprint() { echo "$(policy "$1" pieces_in_flight | sort -u | paste -sd,)/$(policy "$1" chunk_cycle | sort -u | paste -sd,)"; }
-if [ "${l2:-0}" -gt 0 ] 2>/dev/null; then
+if ! grep -q "^anysource: PASS" <<<"$crowd" || ! grep -q "^anysource: PASS" <<<"$two"; then
+	fail "footprint: the jobs failed: $crowd $two"
+elif [ "${l2:-0}" -gt 0 ] 2>/dev/null; then
 	[ "$(footprint "$crowd")" = "$want_pieces/$((l2 / 2))" ] &&
 		[ "$(footprint "$two")" = "32/$want_cycle2" ] &&
-		echo "ok: the footprint of large messages, L2 $((l2 >> 10)) KiB: crowded" \
-			"$(footprint "$crowd") (pieces in flight/chunk cycle bytes), 2 processes" \
-			"$(footprint "$two")" ||
+		echo "ok: the footprint of large messages, L2 $((l2 >> 10)) KiB: $over processes on" \
+			"$threads hardware threads $(footprint "$crowd") (pieces in flight/chunk cycle" \
+			"bytes), 2 processes $(footprint "$two")" ||
 		fail "footprint (pieces in flight/chunk cycle): crowded '$(footprint "$crowd")'" \
 			"(want $want_pieces/$((l2 / 2))), 2 processes '$(footprint "$two")' (want" \
 			"32/$want_cycle2)"
 else
 	fail "no L2 size in /sys/devices/system/cpu/cpu*/cache for the footprint check"
 fi
-grep -q "^latesender: PASS" <<<"$crowd" && [ "$c_work" = "$over" ] &&
-	[ "${c_single:-9}" -le 5 ] 2>/dev/null && [ "$((c_single + c_double))" = 20 ] &&
-	[ "${c_changes:-1}" = 0 ] && [ "${d_single:-0}" -ge 15 ] 2>/dev/null &&
-	echo "ok: $over processes on $threads hardware threads, single copy dear: the late" \
-		"sender's gets by double copy as their copies' CPU time says ($c_double of 20," \
-		"$c_single tries); 2 processes: by single copy as their time says ($d_single)" ||
-	fail "crowded, dear single copy (single double changes): '$c_single $c_double" \
-		"$c_changes' (want <= 5, the rest of 20, 0), policy adaptive=work in $c_work of" \
-		"$over; 2 processes: '$d_single $d_double $d_changes' (want >= 15 single)"
-# 12c. ... and there every receiver is taken for late up to two fragments (the policy's
-#     late_all): an all-to-all of 64 KiB goes eagerly, in several chunks (MPI_T
-#     btl_smx_skew_eager_sends), in every process; between 2 processes, and on the crowded
-#     node with btl_smx_skew off, by rendezvous. (Above two fragments a receiver found
-#     late still gets its messages eagerly: whether one is found is the scheduler's.)
-eager_sends() { # eager_sends NP SIZE MCA-ARGS...: each process's count, or "failed"
-	local out np=$1 size=$2
-	shift 2
-	out=$(mpirun -np "$np" --oversubscribe --bind-to none $(smx_root_args) \
-		$(smx_config_args smx-cma) "$@" --mca btl_base_verbose info "$bench" --mode alltoall \
-		--sizes "$size" --samples 3 --target-mb 4 --print-pvar btl_smx_skew_eager_sends 2>&1 |
-		tr -d '\000')
-	grep -q "^alltoall,$size," <<<"$out" || { echo "failed: $out"; return; }
-	echo "$(policy "$out" late_all | sort -u | paste -sd,)/$(sed -n 's/^# pvar [0-9]* btl_smx_skew_eager_sends \([0-9]*\)$/\1/p' <<<"$out" |
-		awk '{ n++; if ($1 > 0) m++ } END { print m + 0 "of" n + 0 }')"
-}
-late64=$(eager_sends "$over" 65536)
-two64=$(eager_sends 2 65536)
-off64=$(eager_sends "$over" 65536 --mca btl_smx_skew off)
-[ "$late64" = "1/${over}of$over" ] && [ "$two64" = "0/0of2" ] &&
-	[ "$off64" = "0/0of$over" ] &&
-	echo "ok: a crowded node takes every receiver for late up to two fragments:" \
-		"64 KiB eagerly in every process; 2 processes and skew off by rendezvous" \
-		"(late_all/processes with eager sends: $late64 $two64 $off64)" ||
-	fail "crowded late_all (late_all/processes with eager sends): 64 KiB '$late64' (want" \
-		"1/${over}of$over), 2 processes '$two64'" \
-		"(want 0/0of2), skew off '$off64' (want 0/0of$over)"
-# 13. a late receiver (btl_smx_skew.c): rank 1 computes 30 us before each of 8 windows of 32
+# 12. a late receiver (btl_smx_skew.c): rank 1 computes 30 us before each of 8 windows of 32
 #     receives of 64 KiB, then waits in its receives (80 ping-pongs). It must find itself
 #     late and tell rank 0, whose messages then go eagerly (in several chunks: above a
 #     fragment), then catch up, after which none of the last 16 goes eagerly. With
@@ -638,7 +559,7 @@ for mode in on off; do
 		fail "a late receiver, skew $mode: $out"
 	fi
 done
-# 14. a message larger than its receive fails it with MPI_ERR_TRUNCATE, posted or not, its
+# 13. a message larger than its receive fails it with MPI_ERR_TRUNCATE, posted or not, its
 #     first bytes received: eager in one chunk (20000 into 10000), by rendezvous (100 KiB
 #     into 64 KiB), and eager in several chunks (100 KiB with every receiver late: ob1
 #     must see one segment, or it misses the truncation of a posted receive).

@@ -4,8 +4,9 @@
 # and whose thresholds sit at the crossovers in the recorded data; valid PNG figures; an
 # interrupted sweep resumes without measuring a finished job again; clear refusals (a
 # mechanism that is missing here, binding to CPUs this machine lacks); compare mode
-# prints a gain per class; --calibrate puts the thresholds in a calibration file of this
-# node's key. Numbers are not judged: only that the file follows from them.
+# prints a gain per class; the calibration file's subcommand, gone with the file, is
+# refused with what to do instead. Numbers are not judged: only that the file follows
+# from them.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -23,8 +24,7 @@ echo "== unit tests on recorded data"
 (cd "$top/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"
 
 # A short sweep: 4 sizes around the eager limits, 3 repetitions, small jobs.
-sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M
-	--calibrate --calibration-file "$work/node.conf")
+sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M)
 echo "== short sweep: ${sweep[*]}"
 start=$SECONDS
 if "${tune[@]}" "${sweep[@]}" --out "$work/sweep" >"$work/sweep.log" 2>&1; then
@@ -32,7 +32,6 @@ if "${tune[@]}" "${sweep[@]}" --out "$work/sweep" >"$work/sweep.log" 2>&1; then
 else
 	fail "sweep failed"; cat "$work/sweep.log"
 fi
-# (--calibrate's two jobs come after the budget)
 [ $((SECONDS - start)) -le 90 ] || fail "sweep took $((SECONDS - start)) s on a 60 s budget"
 conf=$work/sweep/smx-tuned.conf
 [ -f "$conf" ] || { fail "no parameter file"; cat "$work/sweep.log"; exit 1; }
@@ -52,20 +51,11 @@ grep -q "^# date: " "$conf" && grep -q "^# machine: " "$conf" && grep -q "double
 # mca_base_param_files; ompi_info of Open MPI 5.0.7 ignores --tune) and mpirun --tune.
 mapfile -t params < <(grep -E '^btl_smx_single_copy_min_[a-z0-9]+=' "$conf")
 [ ${#params[@]} -gt 0 ] || fail "the file sets no threshold"
-# --calibrate: the same thresholds in the calibration file, under btl/smx's key of this
-# node (smx-tune itself saw btl/smx take them from it before it put the file in place)
-calibrated() {
-	local p
-	[ "$(grep -c '^# key [a-z_]*: ' "$work/node.conf" 2>/dev/null)" = 5 ] || return 1
-	for p in "${params[@]}"; do
-		[ "$(grep "^${p%%=*}=" "$work/node.conf" | tail -1)" = "$p" ] || return 1
-	done
-}
-if calibrated; then
-	ok "sweep --calibrate: the thresholds are in the node's calibration file, with its key"
-else
-	fail "sweep --calibrate: want ${params[*]} in $work/node.conf with 5 key lines: $(cat "$work/node.conf" 2>&1)"
-fi
+# it pins thresholds (a size, or never) and the mechanism, nothing else: eager limits
+# stay measured
+others=$(grep -Ev '^(#|$|btl_smx_single_copy_min_[a-z0-9]+=(never|[1-9][0-9]*)$|smsc=[a-z]+$)' "$conf" || true)
+[ -z "$others" ] && ok "the file pins thresholds only (${params[*]})" ||
+	fail "the file has lines other than thresholds (a size or never) and smsc: $others"
 info=$(OMPI_MCA_mca_base_param_files="$conf" ompi_info --param btl smx --level 9 --parsable)
 for p in "${params[@]}"; do
 	name=${p%%=*} value=${p#*=}
@@ -78,21 +68,29 @@ for p in "${params[@]}"; do
 done
 out=$("${launch[@]}" --tune "$conf" --mca btl smx,self "$bench" --sizes 64K --samples 1 \
 	--target-mb 1 --print-cvar btl_smx_policy 2>&1) || { fail "mpirun --tune failed"; echo "$out"; }
-# btl/smx's policy as rank 0 built it (MPI_T): the class of its peer, and that class's
-# single-copy threshold
+# btl/smx's policy as rank 0 built it (MPI_T, read before finalize: its peer's ways as it
+# started them): the class of its peer, that class's single-copy threshold, and the way of
+# each size range of the peer's messages. Ranges from 64 KiB (above a fragment: never
+# eager) go by single copy from the threshold on, by double copy below it (never: all).
 policy=$(sed -n 's/^# cvar 0 btl_smx_policy //p' <<<"$out" | tr ' ' '\n')
 peer_cls=$(sed -n 's/^peer1=//p' <<<"$policy")
+ways=$(sed -n 's/^peer1\.ways=//p' <<<"$policy")
 applied=0
 for p in "${params[@]}"; do
 	name=${p%%=*} value=${p#*=} cls=${p%%=*}
 	cls=${cls#btl_smx_single_copy_min_}
-	[ "$value" = 0 ] && value=never
 	[ "$cls" = "$peer_cls" ] || continue
-	if grep -qx "$cls.single_copy_min=$value" <<<"$policy"; then
-		ok "mpirun --tune: btl/smx uses single copy from $value for class $cls"
+	# the ways the threshold gives the ranges from 64k ('4k:e,...,8m:d' -> "64k:d ...")
+	want=$(awk -v t="$value" 'BEGIN { n = split("64k 128k 256k 512k 1m 2m 4m 8m", r, " ")
+		for (i = 1; i <= n; i++) { start = 65536 * 2 ^ (i - 1)
+			printf "%s%s:%s", (i > 1 ? " " : ""), r[i], (t != "never" && start >= t + 0) ? "s" : "d" } }')
+	got=$(tr ',' '\n' <<<"$ways" | grep -E '^(64k|128k|256k|512k|1m|2m|4m|8m):' | paste -sd' ')
+	if grep -qx "$cls.single_copy_min=$value" <<<"$policy" && [ "$got" = "$want" ]; then
+		ok "mpirun --tune: btl/smx pins single copy from $value for class $cls (ways $got)"
 		applied=$((applied + 1))
 	else
-		fail "mpirun --tune did not apply $p: $(grep "^$cls\." <<<"$policy" | paste -sd' ')"
+		fail "mpirun --tune did not apply $p: $(grep "^$cls\." <<<"$policy" | paste -sd' ')," \
+			"ways '$got' (want '$want')"
 	fi
 done
 # The two ranks' class is one of the file's (the sweep measured it): at least one value
@@ -170,6 +168,10 @@ fi
 expect_refusal "pairs of CPUs from another machine's topology" \
 	"binding two ranks to CPUs .* is impossible|btl/smx classifies CPUs" \
 	--topology "$top/tests/topologies/numa-per-l3.xml" --budget 60 --sizes 64K --out "$work/r4"
+
+echo "== the calibration file's subcommand is gone"
+expect_refusal "calibrate: no calibration file any more, the parameter file instead" \
+	"btl/smx has no calibration file any more.*mca-params.conf" calibrate "$conf"
 
 echo "== compare against stock btl/sm"
 if "${tune[@]}" compare "$conf" --budget 40 --reps 2 --samples 3 --target-mb 8 \

@@ -11,19 +11,20 @@ SMX_CONFIGURATIONS_FILE=$(dirname "${BASH_SOURCE[0]}")/configurations
 # kernel. At 4 ranks the guest runs one configuration of each kind of knemlike use (stock
 # sm attaching and mapping, btl/smx attaching, btl/smx by the copy ioctl): the module
 # sees more processes at once, not another path, and each run there costs about 40 s.
-SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-busy smx-cma-push smx-tight smx-window smx-skew-always smx-skew-off smx-nt"
-# The fast tier's (tests/check-fast.sh, 2 ranks, quick sizes): btl/smx with each kind of
-# copy and with a peer's core shared, and stock btl/sm + cma as the reference.
-SMX_FAST_CONFIGS="smx-cma smx-nosc smx-busy sm-cma smx-nt"
-SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-busy sm-knemlike-ioctl smx-knemlike-busy-ioctl sm-knemlike-nomap"
-SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike-busy smx-knemlike-busy-ioctl"
+SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-single8k smx-single smx-double smx-tight smx-skew-always smx-skew-off smx-nt"
+# The fast tier's (tests/check-fast.sh, 2 ranks, quick sizes): btl/smx as it measures,
+# without single copy, with both switches pinned (single copy from 8 KiB) and with
+# non-temporal stores, and stock btl/sm + cma as the reference.
+SMX_FAST_CONFIGS="smx-cma smx-nosc smx-single8k sm-cma smx-nt"
+SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-single8k sm-knemlike-ioctl smx-knemlike-single8k-ioctl sm-knemlike-nomap"
+SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike-single8k smx-knemlike-single8k-ioctl"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every
-# rendezvous, smx-knemlike-busy every one from 8 KiB; by default through attachments of
+# rendezvous, smx-knemlike-single8k every one from 8 KiB; by default through attachments of
 # the sender's registrations (the module's attach_faults counter has to move), with
 # smsc_knemlike_attach_max 0 by the copy ioctl (its copies counter has to move). The
-# default smx-knemlike decides by class and by what single copy costs in the guest.
-SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-busy sm-knemlike-nomap"
-SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-busy-ioctl"
+# default smx-knemlike takes each way as it measures it in the guest.
+SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-single8k sm-knemlike-nomap"
+SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-single8k-ioctl"
 # Stock sm maps the sender's buffer of each eager message above 256 bytes (CAN_MAP) where
 # every process exported its address space: the module's export_faults must move (touches
 # of mappings of exports), and must not where exports are off (smsc_knemlike_map false, as
@@ -42,9 +43,9 @@ smx_config_args() {
 
 # What btl/smx's transfers did, from a job's output with btl_base_verbose info (each rank's
 # line at finalize): "RANKS SINGLE DOUBLE PUSHES", the lines found and the sums over them
-# of the gets by single copy, the gets by double copy and the exchange pushes.
+# of the gets by single copy, the gets by double copy and the rendezvous pushed ahead.
 smx_transfer_counts() { # smx_transfer_counts OUTPUT
-	sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy, \([0-9]*\) exchange pushes.*/\1 \2 \3/p' \
+	sed -n 's/.*btl:smx: .*: \([0-9]*\) gets by single copy, \([0-9]*\) by double copy, \([0-9]*\) pushed ahead (.*/\1 \2 \3/p' \
 		<<<"$1" | awk '{ n++; s += $1; d += $2; p += $3 } END { print n + 0, s + 0, d + 0, p + 0 }'
 }
 

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """From measurements to thresholds: medians, crossovers, the mechanism to use.
 
-The switch btl/smx offers per class is a step: double copy below
-btl_smx_single_copy_min_<class>, single copy from it (and only above the class's eager
-limit, where ob1 hands a message to btl_get). The threshold is therefore chosen as the
-best step over the measured sizes above the eager limit:
+The pin btl/smx offers per class is a step: double copy below
+btl_smx_single_copy_min_<class>, single copy from it (where a message goes by rendezvous,
+above the eager limit: ob1 hands it to btl_get). Unpinned, btl/smx measures the way of
+each size range per peer instead. The threshold is chosen as the best step over the sizes
+measured by rendezvous (above the eager limit the sweep pinned):
 
     cost(k) = sum over sizes below k of (double time / best time - 1)
             + sum over sizes from k of (single time / best time - 1)
@@ -14,7 +15,7 @@ fit is robust to a noisy point: one outlier cannot move the switch unless it out
 points on the other side. Single copy is then adopted only if it is at least `margin`
 faster (geometric mean) over the sizes it would take: gains inside the noise keep
 double copy. The threshold written is the first measured size at which single copy takes
-over; 0 (never) when it never does.
+over; 0 (written "never", which btl/smx also reads 0 as) when it never does.
 """
 import collections
 import math
@@ -71,12 +72,12 @@ def decide(double_pts, single_pts, eager_limit, margin=DEFAULT_MARGIN):
     sizes = sorted(s for s in set(double_pts) & set(single_pts) if s > eager_limit)
     if not sizes:
         return Decision(None, "no size above the eager limit (%d) measured with both "
-                        "protocols: the threshold cannot matter below it; left at its "
-                        "default" % eager_limit, [], [], [], None)
+                        "protocols: the threshold cannot matter below it; left auto "
+                        "(measured by btl/smx)" % eager_limit, [], [], [], None)
     d = [double_pts[s].usec for s in sizes]
     s_ = [single_pts[s].usec for s in sizes]
     if min(d + s_) <= 0:
-        return Decision(None, "a median time of 0: broken measurement; left at its default",
+        return Decision(None, "a median time of 0: broken measurement; left auto",
                         sizes, d, s_, None)
     k = step_fit(d, s_)
     if k == len(sizes):
@@ -132,7 +133,7 @@ def choose_mechanism(med, classes, mechanisms, eager_limits):
         return None, {}, ("no mechanism chosen: the mechanisms measured have no class and "
                           "size above the eager limits in common (%s), so they cannot be "
                           "compared (a sweep cut short by its budget?); every threshold is "
-                          "left at its default: resume with a larger --budget"
+                          "left auto: resume with a larger --budget"
                           % "; ".join("%s: %s" % (m, _points(r)) for m, r in ratios.items()))
     scores = {m: math.exp(statistics.mean(math.log(r[k]) for k in common))
               for m, r in ratios.items()}

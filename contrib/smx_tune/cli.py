@@ -1,30 +1,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """smx-tune: measure where single copy beats double copy for each locality class of this
-node, and write the btl/smx parameters that say so.
+node, and write the btl/smx parameters that pin it there.
 
     smx-tune [sweep] --budget SECONDS [--out DIR] [--mechanisms cma,knemlike,...] ...
     smx-tune compare PARAMFILE --budget SECONDS [--out DIR] ...
-    smx-tune calibrate PARAMFILE [--calibration-file FILE]
 
 sweep    finds the node's locality classes (hwloc, confirmed by btl/smx itself), binds two
          ranks to a pair of CPUs of each class, runs tests/bench/smx_bench off-cache over
          the message sizes with double copy and with each single-copy mechanism that works
-         here, repeated (interleaved, medians), and writes into --out:
+         here, each pinned (btl_smx_single_copy_min_<class> never, or 1) and every size
+         above the eager limit it pins (btl_smx_eager_limit 2048) by rendezvous, repeated
+         (interleaved, medians), and writes into --out:
            smx-tuned.conf           the parameter file (mpirun --tune, openmpi-mca-params.conf)
            smx-tune-<class>.png     bandwidth against size per protocol, threshold marked
            smx-tune-summary.png     single-copy speedup per class
            medians.csv              the medians behind every value
+         The file pins btl_smx_single_copy_min_<class> where the measurements decide it;
+         everything else stays auto (btl/smx measures each peer's ways as it runs).
          Interrupted (Ctrl-C) or out of budget, it keeps every finished job in --out; the
          same command resumes (a larger --reps adds repetitions).
-         With --calibrate, the thresholds also go into this node's calibration file (as
-         calibrate does).
 compare  runs the benchmark with PARAMFILE on btl/smx against stock btl/sm on each class's
          pair of CPUs, interleaved, and prints the gain per class (compare.csv, compare.png).
-calibrate puts PARAMFILE's values into this node's calibration file, the one btl/smx reads
-         at every job's start (btl_smx_calibration_file: by default under the user's cache
-         directory): a two-rank job lets btl/smx read it, or measure and write it with this
-         node's key, then PARAMFILE's lines replace those of the same names; a job with
-         the result must show btl/smx using it before it takes the file's place.
+
+To use the file on every job of the node, append its parameter lines to
+<prefix>/etc/openmpi-mca-params.conf or ~/.openmpi/mca-params.conf. (btl/smx has no
+calibration file any more: "calibrate" and --calibrate are gone, and refused with that
+advice.)
 
 Exit status: 0 done (possibly fewer repetitions than asked, when the budget ran out), 1 a
 job failed, 2 refused (bad input, budget too small, binding impossible, nothing to tune),
@@ -155,17 +156,26 @@ def ompi_info(*args):
     return p.stdout
 
 
+# The eager limit every class has in the sweep's jobs (btl_smx_eager_limit, ob1's header
+# included): every size above it goes by rendezvous, each size from 4 KiB included (below
+# 4 KiB btl/smx measures nothing and sends eagerly when left auto).
+SWEEP_EAGER_LIMIT = 2048
+
+
 def eager_limits():
+    """{class: the eager limit of the sweep's jobs}, once ompi_info shows a btl/smx whose
+    classes' ways are pinned by btl_smx_eager_limit_<class> and btl_smx_single_copy_min_<class>
+    (each 'auto' by default: measured)."""
     out = ompi_info("--param", "btl", "smx", "--level", "9")
-    limits = {cls: int(v) for cls, v in
-              re.findall(r"^mca:btl:smx:param:btl_smx_eager_limit_(\w+):value:(\d+)$", out,
-                         re.M)}
-    missing = [c for c in topology.CLASSES if c not in limits]
-    if missing:
-        raise Refusal("this Open MPI has no btl/smx with per-class eager limits (ompi_info "
-                      "--param btl smx lists no btl_smx_eager_limit_%s): install the project's "
-                      "components first" % missing[0])
-    return limits
+    names = set(re.findall(r"^mca:btl:smx:param:(btl_smx_\w+):value:", out, re.M))
+    for name in ["btl_smx_single_copy_min"] + \
+            ["btl_smx_%s_%s" % (p, c) for p in ("eager_limit", "single_copy_min")
+             for c in topology.CLASSES]:
+        if name not in names:
+            raise Refusal("this Open MPI has no btl/smx that measures its ways (ompi_info "
+                          "--param btl smx lists no %s): install the project's components "
+                          "first" % name)
+    return {cls: SWEEP_EAGER_LIMIT for cls in topology.CLASSES}
 
 
 def smsc_components():
@@ -304,11 +314,12 @@ def run_jobs(jobs, st, clock, launcher, bench_args, n_sizes, est, progress, job_
     return len(reps)
 
 
-def smx_line_check(expect):
-    """A check of the policy a job's btl/smx reports (runner.pair_policy): expect(cls,
-    proto) -> the single-copy threshold the job must show for its peer. A job that
-    silently measured something else (a mechanism that vanished, a parameter not applied)
-    is an error, not data."""
+def smx_line_check(expect, ways=None):
+    """A check of the policy a job's btl/smx reports (runner.pair_policy, runner.pair_ways):
+    expect(cls, proto) -> the single-copy threshold the job must show for its peer;
+    ways(cls, proto) -> the way ('s' or 'd') every size range of the peer's messages must
+    take. A job that silently measured something else (a mechanism that vanished, a
+    parameter not applied) is an error, not data."""
     def check(cls, proto, err):
         want = expect(cls, proto)
         if want is None:
@@ -320,6 +331,16 @@ def smx_line_check(expect):
                                   % (proto, cls, ", ".join("class %s, single copy from %s" % g
                                                            for g in got) or "nothing",
                                      cls, want))
+        way = ways(cls, proto) if ways else None
+        if way is None:
+            return
+        seen = runner.pair_ways(err)
+        if len(seen) != len(got) or any(set(w.values()) != {way} for w in seen):
+            raise runner.RunError("the %s job of class %s did not run as asked: its peers' "
+                                  "messages went %s, expected '%s' in every size range"
+                                  % (proto, cls, "; ".join(",".join("%s:%s" % kv
+                                                                    for kv in w.items())
+                                                           for w in seen) or "nowhere", way))
     return check
 
 
@@ -364,8 +385,6 @@ def confirm_pairs(launcher, pairs, same, progress):
 def sweep(a):
     clock = Clock(a.budget)
     progress = Progress()
-    if a.calibrate and not a.calibration_file:  # refused before anything is measured
-        check_calibration_file()
     mechanisms, classes_wanted, sizes = a.mechanisms, a.classes, a.sizes
     settings = {"mode": a.mode, "sizes": sizes, "samples": a.samples,
                 "off_cache_mb": a.off_cache, "target_mb": a.target_mb,
@@ -431,20 +450,18 @@ def sweep(a):
                   "--target-mb", str(a.target_mb)] + runner.POLICY_ARGS
 
     def job_args(cls, proto):
+        # both of the class's switches pinned: btl/smx measures nothing and tries no other
+        # way (the sweep measures each alone), every size above the eager limit by
+        # rendezvous, each by the copy of the job
         args = launcher.base(pairs[cls], p["same_core"][cls]) + [
             "--mca", "btl", "smx,self",
-            # a lone pair: the load signal must not switch protocols under the sweep, nor
-            # the single-copy window (it would single-copy up to 64 KiB and lower the
-            # eager limit wherever a copy measures cheap), nor the adaptive copy (it
-            # would try the other protocol now and then: the sweep measures each alone)
-            "--mca", "btl_smx_busy_transfers", "never",
-            "--mca", "btl_smx_single_copy_window_max", "off",
-            "--mca", "btl_smx_adaptive_copy", "0"]
+            "--mca", "btl_smx_eager_limit_" + cls, str(p["eager_limits"][cls])]
         if proto == analysis.DOUBLE:
-            return args + ["--mca", "btl_smx_single_copy_min_" + cls, "0"]
+            return args + ["--mca", "btl_smx_single_copy_min_" + cls, "never"]
         return args + ["--mca", "smsc", proto, "--mca", "btl_smx_single_copy_min_" + cls, "1"]
 
-    check = smx_line_check(lambda cls, proto: "never" if proto == analysis.DOUBLE else "1")
+    check = smx_line_check(lambda cls, proto: "never" if proto == analysis.DOUBLE else "1",
+                           lambda cls, proto: "d" if proto == analysis.DOUBLE else "s")
     reps_done = run_jobs(jobs, st, clock, launcher, bench_args, len(sizes), est, progress,
                          job_args, check)
     return write_results(a, st, state, reps_done, progress, clock)
@@ -507,7 +524,8 @@ def write_results(a, st, state, reps_done, progress, clock):
             " (sweep started %s)" % p["created"],
             "ompi": "%s, %s" % (p["ompi"], _which("mpirun")),
             "bench": "smx_bench --mode %s, off-cache pool %d MB, %d timed batches per size "
-                     "(median batch), %d MB per size; btl smx,self, busy switch off"
+                     "(median batch), %d MB per size; btl smx,self, eager limit and "
+                     "single-copy threshold pinned"
                      % (s["mode"], s["off_cache_mb"], s["samples"], s["target_mb"]),
             "reps": "%d repetitions, interleaved; each value below is the median over them "
                     "(runs: double/single)" % len(counts),
@@ -535,24 +553,21 @@ def write_results(a, st, state, reps_done, progress, clock):
     if note:
         print("\n" + note)
     if mech is None:
-        print("\nno single-copy mechanism chosen: every threshold left at its default "
+        print("\nno single-copy mechanism chosen: every threshold left auto "
               "(%d repetitions)" % len(counts))
     else:
         print("\nthresholds (single copy with %s; %d repetitions):" % (mech, len(counts)))
         for cls in classes:
             dec = chosen.get(cls)
             if dec is None:
-                print("  %-8s no measurements with %s: default kept" % (cls, mech))
+                print("  %-8s no measurements with %s: left auto" % (cls, mech))
             elif dec.threshold is None:
-                print("  %-8s default kept: %s" % (cls, dec.reason))
+                print("  %-8s left auto: %s" % (cls, dec.reason))
             else:
-                print("  %-8s btl_smx_single_copy_min_%s=%d   (%s)"
-                      % (cls, cls, dec.threshold, dec.reason))
+                print("  %-8s btl_smx_single_copy_min_%s=%s   (%s)"
+                      % (cls, cls, dec.threshold or "never", dec.reason))
     print("\nparameter file: %s\nfigures: %s\nmedians: %s\n(%s elapsed)"
           % (conf, " ".join(pngs), st.path("medians.csv"), fmt_seconds(clock.elapsed())))
-    if a.calibrate:
-        write_calibration(conf, a.calibration_file, runner.Launcher(a.mpirun, a.bench),
-                          progress)
     return 0
 
 
@@ -630,9 +645,11 @@ def compare(a):
     for cls, pair in pairs.items():
         _, out = launcher.smx_classes(pair, same[cls], ["--tune", pfile])
         got = runner.pair_policy(out)
-        want = values.get("btl_smx_single_copy_min_" + cls)
+        want = values.get("btl_smx_single_copy_min_" + cls,
+                          values.get("btl_smx_single_copy_min"))
         if want is not None:
-            want = "never" if want in ("never", "0") else str(int(want))
+            # (btl/smx reads 0 as never, and prints a size in bytes)
+            want = want if want in ("never", "auto") else str(parse_size(want) or "never")
             if not got or any(g != (cls, want) for g in got):
                 raise Refusal("Open MPI did not apply %s for class %s: btl/smx reports %s, "
                               "the file says single copy from %s" % (pfile, cls, got, want))
@@ -668,8 +685,10 @@ def compare(a):
         for cls in pairs:
             sm, tu = med.get((cls, STOCK), {}), med.get((cls, TUNED), {})
             both = sorted(s for s in set(sm) & set(tu) if tu[s].usec > 0)
-            print("\nclass %s (CPUs %d and %d, tuned: single copy from %s)"
-                  % (cls, pairs[cls][0], pairs[cls][1], expect[cls]))
+            print("\nclass %s (CPUs %d and %d, tuned: %s)"
+                  % (cls, pairs[cls][0], pairs[cls][1],
+                     {"never": "never single copy", "auto": "single copy as measured",
+                      None: "?"}.get(expect[cls], "single copy from %s" % expect[cls])))
             print("  %8s %12s %12s %8s" % ("bytes", "sm us", "tuned us", "gain"))
             gains = []
             for s in both:
@@ -689,92 +708,12 @@ def compare(a):
     return 0
 
 
-# ---------------------------------------------------------------- calibrate
+# ---------------------------------------------------------------- what is gone
 
-NO_FILE = "btl_smx_calibration_file is none here: name the file with --calibration-file"
-
-
-def check_calibration_file():
-    """Refuse where btl/smx has no calibration file of its own."""
-    out = ompi_info("--param", "btl", "smx", "--level", "9")
-    m = re.search(r"^mca:btl:smx:param:btl_smx_calibration_file:value:(.*)$", out, re.M)
-    if not m:
-        raise Refusal("this Open MPI's btl/smx has no calibration file (ompi_info --param "
-                      "btl smx lists no btl_smx_calibration_file): install the project's "
-                      "components first")
-    if m.group(1) in ("", "none"):
-        raise Refusal(NO_FILE)
-
-
-def _policies(out):
-    """The key=value words of each rank's btl_smx_policy, as the benchmark prints them."""
-    return [dict(w.split("=", 1) for w in m.group(1).split() if "=" in w)
-            for m in re.finditer(r"^# cvar [0-9]+ btl_smx_policy (.*)$", out, re.M)]
-
-
-def _uses_file(out, ranks=2):
-    """Did every rank's btl/smx build its policy from the calibration file's thresholds?"""
-    words = _policies(out)
-    return len(words) == ranks and all(w.get("thresholds_from") == "file" for w in words)
-
-
-def write_calibration(paramfile_path, target, launcher, progress):
-    """PARAMFILE's values into the calibration file `target` (None: btl/smx's own), for
-    calibrate and sweep --calibrate."""
-    try:
-        with open(paramfile_path) as f:
-            tuned = f.read()
-        values = dict(paramfile.parameter_lines(tuned, paramfile_path))
-    except OSError as e:
-        raise Refusal("cannot read %s: %s" % (paramfile_path, e.strerror))
-    except ValueError as e:
-        raise Refusal(str(e))
-    # thresholds measured with one mechanism are this node's with that one selected: the
-    # key names it
-    extra = ["--mca", "smsc", values["smsc"]] if "smsc" in values else []
-    runner.ensure_bench(launcher.bench)
-    out = launcher.calibration_job(target, extra)
-    if target is None:  # btl/smx's own ('auto': the user's cache directory)
-        target = next((w["calibration"] for w in _policies(out) if "calibration" in w), "none")
-        if target == "none":
-            raise Refusal(NO_FILE)
-    note = re.search(r"btl:smx: calibration: (.*)$", out, re.M)
-    if "cannot use the calibration file" in out:
-        raise Refusal("btl/smx cannot use %s as it is (its message below): fix or delete "
-                      "it\n%s" % (target, runner._tail(out, 12)))
-    if not os.path.isfile(target):
-        raise Refusal("btl/smx wrote no calibration file at %s: %s"
-                      % (target, note.group(1) if note else "it said nothing of one"))
-    with open(target) as f:
-        node = f.read()
-    try:
-        text = paramfile.calibration_text(node, tuned, os.path.abspath(paramfile_path))
-    except ValueError as e:
-        raise Refusal(str(e))
-    tmp = "%s.smx-tune-%d" % (target, os.getpid())
-    with open(tmp, "w") as f:
-        f.write(text)
-    try:
-        out = launcher.calibration_job(tmp, extra)
-        if not _uses_file(out):
-            raise Refusal("btl/smx does not take the thresholds of %s from the calibration "
-                          "file written with them (not replaced):\n%s"
-                          % (paramfile_path, runner._tail(out, 12)))
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    progress.line("calibration file: %s (this node's key and single-copy cost from btl/smx, "
-                  "%s)" % (target, ", ".join("%s=%s" % kv for kv in sorted(values.items()))))
-    if "smsc" in values:
-        progress.line("(it is this node's while Open MPI selects smsc/%s: the file's smsc line "
-                      "does so where it is also given to mpirun --tune)" % values["smsc"])
-
-
-def calibrate(a):
-    write_calibration(a.paramfile, a.calibration_file, runner.Launcher(a.mpirun, a.bench),
-                      Progress())
-    return 0
+GONE = ("btl/smx has no calibration file any more: it measures the way of each peer's "
+        "messages as it runs. To use a parameter file on every job of this node, append its "
+        "parameter lines to <prefix>/etc/openmpi-mca-params.conf or "
+        "~/.openmpi/mca-params.conf (or give it to mpirun --tune)")
 
 
 # ---------------------------------------------------------------- main
@@ -820,29 +759,19 @@ def build_parser():
     sw.add_argument("--fresh", action="store_true", help="discard what --out holds")
     sw.add_argument("--dry-run", action="store_true",
                     help="print the classes, pairs and an estimate; run nothing")
-    sw.add_argument("--calibrate", action="store_true",
-                    help="also put the thresholds into this node's calibration file (as "
-                         "calibrate does)")
-    sw.add_argument("--calibration-file", metavar="FILE",
-                    help="with --calibrate: the calibration file (default: btl/smx's, "
-                         "btl_smx_calibration_file)")
     cp = sub.add_parser("compare", help="tuned btl/smx against stock btl/sm, per class")
     cp.add_argument("paramfile")
     common(cp, "smx-tune-compare", 3)
-    ca = sub.add_parser("calibrate", help="put a parameter file's values into this node's "
-                                          "calibration file")
-    ca.add_argument("paramfile")
-    ca.add_argument("--calibration-file", metavar="FILE",
-                    help="the calibration file (default: btl/smx's, btl_smx_calibration_file)")
-    ca.add_argument("--mpirun", default="mpirun")
-    ca.add_argument("--bench", help="smx_bench binary (default $SMX_BUILD/tests/bench/"
-                                    "smx_bench, built if missing)")
     return ap
 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("sweep", "compare", "calibrate", "-h", "--help"):
+    if argv[:1] == ["calibrate"] or any(w == "--calibrate" or w.startswith("--calibration-file")
+                                        for w in argv):
+        sys.stderr.write("smx-tune: refused: %s\n" % GONE)
+        return 2
+    if not argv or argv[0] not in ("sweep", "compare", "-h", "--help"):
         argv.insert(0, "sweep")
     try:
         a = build_parser().parse_args(argv)
@@ -853,7 +782,7 @@ def main(argv=None):
         raise Interrupted()
     signal.signal(signal.SIGTERM, on_term)
     try:
-        return {"sweep": sweep, "compare": compare, "calibrate": calibrate}[a.command](a)
+        return {"sweep": sweep, "compare": compare}[a.command](a)
     except Refusal as e:
         sys.stderr.write("\nsmx-tune: refused: %s\n" % e)
         return 2

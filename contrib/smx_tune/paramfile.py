@@ -7,19 +7,14 @@ for OMPI_MCA_mca_base_param_files and OMPI_MCA_mca_base_envar_file_prefix). The 
 'name = value' form is refused by mpirun --tune, and '--mca name value' by the .conf
 parser, so neither is written.
 
-The same form is btl/smx's calibration file of a node (opal/mca/btl/smx/btl_smx_calfile.h):
-the node's key in '# key <part>: ...' comments, the measured single-copy cost and the
-thresholds as parameter lines. calibration_text() puts a tuned file's values in one.
+The file pins btl_smx_single_copy_min_<class> (btl/smx otherwise measures, per peer and
+size, which way a rendezvous takes); it leaves the eager limits to btl/smx's measurement.
 """
 import re
 
 from . import analysis
 
 _LINE = re.compile(r"^([A-Za-z0-9_]+)=(\S+)$")
-_KEY = re.compile(r"^#\s*key [a-z_]+:")
-# Where a calibration file's part from smx-tune starts: what follows is replaced whole the
-# next time.
-TUNED_MARK = "# thresholds measured by contrib/smx-tune, from "
 
 
 def read_values(path):
@@ -44,28 +39,6 @@ def parameter_lines(text, source):
     return found
 
 
-def calibration_text(node_text, tuned_text, source):
-    """A node's calibration file with a tuned file's values: node_text is the file btl/smx
-    wrote or read for this node (its key, the measured cost, its thresholds), tuned_text a
-    parameter file (smx-tune's, named source). Its parameter lines replace those of the
-    same names, and its text (without key lines) follows the node's after TUNED_MARK; an
-    earlier tuned part is dropped. Raises ValueError for a line of either in neither form."""
-    parameter_lines(node_text, "the calibration file")
-    names = {name for name, _ in parameter_lines(tuned_text, source)}
-    out = []
-    for line in node_text.splitlines():
-        if line.startswith(TUNED_MARK):
-            break
-        m = _LINE.match(line.strip())
-        if not (m and m.group(1) in names):
-            out.append(line)
-    while out and out[-1].strip() in ("", "#"):
-        out.pop()
-    out += ["#", TUNED_MARK + source]
-    out += [l for l in tuned_text.splitlines() if not _KEY.match(l.strip())]
-    return "\n".join(out) + "\n"
-
-
 def render(info, result):
     """The file's text. info: machine/run facts (dict); result: analysis.tune()'s tuple."""
     mech, scores, chosen, per_mech, med, note = result
@@ -75,6 +48,12 @@ def render(info, result):
            "#   or append the parameter lines to <prefix>/etc/openmpi-mca-params.conf",
            "#   (or ~/.openmpi/mca-params.conf). btl/smx runs only where selected",
            "#   (--mca btl smx,self): its exclusivity is below btl/sm's.",
+           "#",
+           "# Each btl_smx_single_copy_min_<class> line below pins the way of that class's",
+           "# rendezvous (single copy from that size, double copy below it or never); a",
+           "# class without one stays auto: btl/smx measures it per peer and size. Eager",
+           "# limits stay auto. The sweep pinned the eager limit (in each class's line below)",
+           "# so that every size above it went by rendezvous.",
            "#",
            "# machine:    %s" % info["machine"],
            "# topology:   %s" % info["topology"],
@@ -92,9 +71,8 @@ def render(info, result):
     out.append("#")
     for cls, pair in info["pairs"].items():
         eager = info["eager_limits"][cls]
-        out.append("# class %s: CPUs %d and %d, eager limit %d (sizes at or below it are "
-                   "sent eagerly: the threshold cannot matter there)" % (cls, pair[0], pair[1],
-                                                                         eager))
+        out.append("# class %s: CPUs %d and %d, measured by rendezvous above %d bytes (the "
+                   "sweep's btl_smx_eager_limit)" % (cls, pair[0], pair[1], eager))
         dec = chosen.get(cls)
         dbl = med.get((cls, analysis.DOUBLE), {})
         sgl = med.get((cls, mech), {}) if mech else {}
@@ -111,10 +89,10 @@ def render(info, result):
                     "%d/%d" % (d.n if d else 0, s.n if s else 0)))
         if dec is None and mech is None and note:
             out.append("#   no mechanism chosen (see above): btl_smx_single_copy_min_%s left "
-                       "at its default" % cls)
+                       "auto (measured by btl/smx)" % cls)
         elif dec is None:
-            out.append("#   no %s measurements: btl_smx_single_copy_min_%s left at its "
-                       "default" % ("single-copy" if dbl else "complete", cls))
+            out.append("#   no %s measurements: btl_smx_single_copy_min_%s left auto "
+                       "(measured by btl/smx)" % ("single-copy" if dbl else "complete", cls))
         elif dec.threshold is None:
             out.append("#   " + dec.reason)
         else:
@@ -125,14 +103,8 @@ def render(info, result):
             if m != mech and cls in decs and decs[cls].threshold is not None:
                 out.append("#   (with %s instead: %s)" % (m, decs[cls].reason))
         out.append("#")
-    if any(d is not None and d.threshold is not None for d in chosen.values()):
-        # The sweep ran with the window closed; left open, it would override the measured
-        # thresholds up to 64 KiB and lower the eager limits this file's header shows.
-        out.append("# measured with btl/smx's single-copy window closed: the thresholds above "
-                   "replace it")
-        out.append("btl_smx_single_copy_window_max=off")
     if info["absent"]:
-        out.append("# not on this machine (defaults kept): " + ", ".join(info["absent"]))
+        out.append("# not on this machine (left auto): " + ", ".join(info["absent"]))
     if mech and info["available"] > 1:
         out.append("# the thresholds above were measured with %s: select it" % mech)
         out.append("smsc=%s" % mech)

@@ -24,7 +24,7 @@ def _size_axis(ax):
 
 def _label(dec):
     if dec is None or dec.threshold is None:
-        return "threshold: default kept"
+        return "threshold: auto (measured)"
     if dec.threshold == 0:
         return "single copy: never"
     return "single copy from %s" % analysis.human(dec.threshold)

@@ -21,16 +21,23 @@ PROBE_ARGS = ["--sizes", "64K", "--samples", "1", "--target-mb", "1"]
 POLICY_ARGS = ["--print-cvar", "btl_smx_policy"]
 
 
-def pair_policy(out):
-    """What btl/smx decided for the peer of each rank of a two-rank job, from the
-    benchmark's '# cvar RANK btl_smx_policy key=value ...' lines: a list of (class,
-    single-copy threshold) with the threshold "never" or a number of bytes (as a string),
-    "never" too where the peer has no single-copy endpoint. Empty if btl/smx was not
-    used (no policy)."""
-    got = []
+def _rank_policies(out):
+    """(rank, peer, {key: value}) of the benchmark's '# cvar RANK btl_smx_policy key=value
+    ...' lines of a two-rank job (btl_smx_policy through MPI_T: pieces_in_flight=
+    chunk_cycle= skew...= <class>.eager_limit=<bytes|auto> <class>.single_copy_min=
+    <bytes|never|auto> peer<r>=<class> peer<r>.smsc=<0|1> peer<r>.ways=4k:e,8k:s,...)."""
     for m in re.finditer(r"^# cvar ([01]) btl_smx_policy (.*)$", out, re.M):
         words = dict(w.split("=", 1) for w in m.group(2).split() if "=" in w)
-        peer = "1" if m.group(1) == "0" else "0"
+        yield m.group(1), "1" if m.group(1) == "0" else "0", words
+
+
+def pair_policy(out):
+    """What btl/smx was told for the peer of each rank of a two-rank job, from its policy:
+    a list of (class, single-copy threshold), the threshold a number of bytes (as a
+    string), "never", or "auto" (measured), and "never" where the peer has no single-copy
+    endpoint. Empty if btl/smx was not used (no policy)."""
+    got = []
+    for _, peer, words in _rank_policies(out):
         cls = words.get("peer" + peer)
         if cls is None:
             continue
@@ -38,6 +45,20 @@ def pair_policy(out):
         if words.get("peer%s.smsc" % peer) != "1":
             threshold = "never"
         got.append((cls, threshold))
+    return got
+
+
+def pair_ways(out):
+    """The way of each size range of the peer's messages to each rank, as its policy
+    said when the benchmark read it: a list of {range: way} ('4k': 'e', ..., '8m': 'd';
+    e eagerly, s single copy, d double copy), one per rank whose policy names its peer's
+    ways. (',late' dropped: a late receiver's word, btl_smx_skew.c.)"""
+    got = []
+    for _, peer, words in _rank_policies(out):
+        text = words.get("peer%s.ways" % peer)
+        if text is None:
+            continue
+        got.append(dict(w.split(":", 1) for w in text.split(",") if ":" in w))
     return got
 
 
@@ -93,9 +114,7 @@ class Launcher:
 
     def base(self, pair, same_core=False):
         a, b = pair
-        # (a node's calibration file would change the thresholds under the measurements:
-        # they start from btl/smx's built-in ones, as ompi_info shows them)
-        cmd = [self.mpirun, "-np", "2", "--mca", "btl_smx_calibration_file", "none"]
+        cmd = [self.mpirun, "-np", "2"]
         if same_core:  # two hardware threads of one core: bind each to its own thread
             cmd += ["--map-by", "pe-list=%d,%d:ordered:hwtcpus" % (a, b),
                     "--bind-to", "hwthread"]
@@ -154,19 +173,6 @@ class Launcher:
             raise RunError("a two-rank btl/smx job failed (exit %d): %s\n%s"
                            % (rc, " ".join(cmd), _tail(out)))
         return set(cls for cls, _ in pair_policy(out)), out
-
-    def calibration_job(self, path=None, extra=(), timeout=120):
-        """A two-rank btl/smx job, unbound, with `path` as its calibration file (None:
-        btl/smx's own; it reads the file, or measures and writes it): its output, with
-        btl/smx's verbose lines and the policy of each rank. Raises RunError if it failed."""
-        cmd = [self.mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-        cmd += ["--mca", "btl", "smx,self", "--mca", "btl_base_verbose", "info"]
-        cmd += (["--mca", "btl_smx_calibration_file", path] if path else []) + list(extra)
-        rc, out = self._run(cmd + [self.bench] + PROBE_ARGS + POLICY_ARGS, timeout)
-        if rc != 0:
-            raise RunError("a two-rank btl/smx job failed (exit %d): %s\n%s"
-                           % (rc, " ".join(cmd), _tail(out)))
-        return out
 
     def probe_mechanism(self, name, pair, same_core=False, timeout=60):
         """None when Open MPI selects smsc/<name> and btl/smx gets single copy from it;

@@ -76,10 +76,10 @@ class CrossoverOnRecordedData(unittest.TestCase):
         self.assertEqual(d.threshold, 256 * KIB)
         self.assertEqual(d.sizes[0], 256 * KIB)
 
-    def test_no_size_above_the_eager_limit_leaves_the_default(self):
+    def test_no_size_above_the_eager_limit_leaves_the_class_measured(self):
         d = decision("never-cross.csv", "remote", "cma", 8 << 20)
         self.assertIsNone(d.threshold)
-        self.assertIn("default", d.reason)
+        self.assertIn("left auto", d.reason)
 
 
 class StepFit(unittest.TestCase):
@@ -192,11 +192,14 @@ class ParameterFile(unittest.TestCase):
         rows = recording("never-cross.csv")
         text, values = self.render(rows, ["l3", "remote"], ["cma"],
                                    {"l3": 34816, "remote": 4096}, 1)
+        # double copy everywhere is written "never"; nothing else is pinned: no eager
+        # limit, no parameter btl/smx no longer has
         self.assertEqual(values, {"btl_smx_single_copy_min_l3": "never",
-                                  "btl_smx_single_copy_min_remote": "8192",
-                                  "btl_smx_single_copy_window_max": "off"})
+                                  "btl_smx_single_copy_min_remote": "8192"})
         for needle in ("# machine:    testhost", "# date:       2026-11-22", "double us",
-                       "cma us", "not on this machine (defaults kept): numa"):
+                       "cma us", "not on this machine (left auto): numa",
+                       "# class l3: CPUs 0 and 1, measured by rendezvous above 34816 bytes",
+                       "Eager\n# limits stay auto"):
             self.assertIn(needle, text)
         # the medians behind each value: every size, both protocols, the runs counted
         self.assertRegex(text, r"(?m)^#\s+4M\s+\d+\.\d+\s+\d+\.\d+\s+\d+\.\d+x\s+5/5$")
@@ -220,8 +223,8 @@ class ParameterFile(unittest.TestCase):
         self.assertEqual(values, {})
         self.assertIn("# mechanism:  no mechanism chosen: the mechanisms measured have no "
                       "class and size above the eager limits in common", text)
-        self.assertIn("no mechanism chosen (see above): btl_smx_single_copy_min_l3 left at "
-                      "its default", text)
+        self.assertIn("no mechanism chosen (see above): btl_smx_single_copy_min_l3 left "
+                      "auto (measured by btl/smx)", text)
         self.assertIn("(with cma instead: single copy", text)
 
     def test_a_partial_comparison_is_noted_in_the_header(self):
@@ -236,7 +239,7 @@ class ParameterFile(unittest.TestCase):
         rows = recording("never-cross.csv")
         text, values = self.render(rows, ["remote"], ["cma"], {"remote": 8 << 20}, 1)
         self.assertEqual(values, {})
-        self.assertIn("left at its default", text)
+        self.assertIn("left auto", text)
 
     def test_reading_refuses_a_spaced_assignment(self):
         path = os.path.join(self.tmp, "bad.conf")
@@ -244,52 +247,6 @@ class ParameterFile(unittest.TestCase):
             f.write("# ok\nbtl_smx_single_copy_min_l3 = 0\n")
         with self.assertRaisesRegex(ValueError, "bad.conf:2"):
             paramfile.read_values(path)
-
-
-class CalibrationFile(unittest.TestCase):
-    """A tuned file's values in a node's calibration file (calibrate, sweep --calibrate)."""
-    NODE = ("# btl/smx calibration of this node\n"
-            "# key cpu: AMD EPYC (family 25, model 17)\n# key kernel: 6.1.0\n#\n"
-            "# single copy (cma) out of cache: 2.20 memcpys\n"
-            "btl_smx_single_copy_cost=220\nbtl_smx_single_copy_min_l3=never\n"
-            "btl_smx_single_copy_min_numa=1024\nbtl_smx_single_copy_window_max=65536\n")
-    TUNED = ("# Open MPI MCA parameters for btl/smx, measured on this node by contrib/smx-tune.\n"
-             "# key cpu: another machine's\n"
-             "btl_smx_single_copy_min_l3=65536\nbtl_smx_single_copy_window_max=off\n"
-             "smsc=cma\n")
-
-    def lines(self, text):
-        return [l for l in text.splitlines() if l and not l.startswith("#")]
-
-    def test_the_tuned_values_replace_the_nodes_and_its_key_and_cost_stay(self):
-        text = paramfile.calibration_text(self.NODE, self.TUNED, "/t/smx-tuned.conf")
-        self.assertEqual(self.lines(text), ["btl_smx_single_copy_cost=220",
-                                            "btl_smx_single_copy_min_numa=1024",
-                                            "btl_smx_single_copy_min_l3=65536",
-                                            "btl_smx_single_copy_window_max=off", "smsc=cma"])
-        self.assertIn("# key cpu: AMD EPYC (family 25, model 17)\n# key kernel: 6.1.0\n", text)
-        self.assertNotIn("another machine's", text)
-        self.assertIn(paramfile.TUNED_MARK + "/t/smx-tuned.conf\n# Open MPI MCA parameters", text)
-
-    def test_calibrating_again_replaces_the_earlier_tuned_part(self):
-        # what only the earlier one set (l3, the window) is btl/smx's built-in value again
-        once = paramfile.calibration_text(self.NODE, self.TUNED, "/t/1.conf")
-        twice = paramfile.calibration_text(once, "btl_smx_single_copy_min_numa=8192\n",
-                                           "/t/2.conf")
-        self.assertEqual(self.lines(twice), ["btl_smx_single_copy_cost=220",
-                                             "btl_smx_single_copy_min_numa=8192"])
-        self.assertNotIn("/t/1.conf", twice)
-        self.assertEqual(twice.count(paramfile.TUNED_MARK), 1)
-
-    def test_a_line_in_neither_form_is_refused(self):
-        with self.assertRaisesRegex(ValueError, "t.conf:2"):
-            paramfile.calibration_text(self.NODE, "# ok\n--mca smsc cma\n", "t.conf")
-
-    def test_the_file_is_in_use_only_where_both_ranks_say_so(self):
-        line = "# cvar %d btl_smx_policy cost=2.20 cost_from=file thresholds_from=%s peer%d=l3\n"
-        self.assertTrue(cli._uses_file(line % (0, "file", 1) + line % (1, "file", 0)))
-        self.assertFalse(cli._uses_file(line % (0, "file", 1) + line % (1, "defaults", 0)))
-        self.assertFalse(cli._uses_file(line % (0, "file", 1)))
 
 
 class Figures(unittest.TestCase):
@@ -478,15 +435,14 @@ class Refusals(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("not a 'name=value' line", out)
 
-    def test_calibrate_refuses_a_file_in_the_wrong_form(self):
-        path = os.path.join(self.tmp, "x.conf")
-        with open(path, "w") as f:
-            f.write("btl_smx_single_copy_min_l3 = 0\n")
-        target = os.path.join(self.tmp, "node.conf")
-        rc, out = run_cli("calibrate", path, "--calibration-file", target)
-        self.assertEqual(rc, 2)
-        self.assertIn("x.conf:1: not a 'name=value' line", out)
-        self.assertFalse(os.path.exists(target))
+    def test_calibrate_is_gone_and_says_what_to_do_instead(self):
+        for argv in (("calibrate", "x.conf"), ("--calibrate", "--out", self.tmp),
+                     ("sweep", "--calibration-file=n.conf", "--out", self.tmp)):
+            rc, out = run_cli(*argv)
+            self.assertEqual(rc, 2, argv)
+            self.assertIn("btl/smx has no calibration file any more", out)
+            self.assertIn("mca-params.conf", out)
+        self.assertEqual(os.listdir(self.tmp), [])
 
     def test_dry_run_on_a_topology_file_lists_its_classes_and_runs_nothing(self):
         xml = os.path.join(TOP, "tests", "topologies", "numa-per-l3.xml")
@@ -532,23 +488,61 @@ class Runner(unittest.TestCase):
 
 class PairPolicy(unittest.TestCase):
     """btl/smx's policy as the benchmark prints it (btl_smx_policy, through MPI_T)."""
-    LINE0 = ("# cvar 0 btl_smx_policy cost=2.76 window_max=0 every_get_single=0 busy_always=0 "
-             "busy_transfers=1 push=0 l3.eager_limit=34816 l3.rndv_eager_limit=34816 "
-             "l3.single_copy_min=%s l3.single_copy_min_busy=never peer1=l3 peer1.smsc=%d\n")
-    LINE1 = ("# cvar 1 btl_smx_policy cost=2.76 l3.single_copy_min=%s peer0=l3 "
-             "peer0.smsc=1\n")
+    WAYS = "4k:%s,8k:%s,16k:%s,32k:%s,64k:%s,128k:%s,256k:%s,512k:%s,1m:%s,2m:%s,4m:%s,8m:%s"
+    LINE0 = ("# cvar 0 btl_smx_policy pieces_in_flight=32 chunk_cycle=4194304 skew=on "
+             "skew_late_us=10 skew_eager_limit=133120 l2.eager_limit=auto "
+             "l2.single_copy_min=auto l3.eager_limit=%s l3.single_copy_min=%s peer1=l3 "
+             "peer1.smsc=%d peer1.ways=%s\n")
+    LINE1 = ("# cvar 1 btl_smx_policy pieces_in_flight=32 chunk_cycle=4194304 skew=on "
+             "skew_late_us=10 skew_eager_limit=133120 l3.eager_limit=%s "
+             "l3.single_copy_min=%s peer0=l3 peer0.smsc=1 peer0.ways=%s\n")
+
+    def ways(self, *letters):
+        return self.WAYS % (letters * 12)[:12]
 
     def test_each_ranks_class_and_threshold_for_its_peer(self):
-        out = "pingpong,0,1,0.2,0\n" + self.LINE0 % ("4096", 1) + self.LINE1 % "4096"
+        out = ("pingpong,0,1,0.2,0\n" + self.LINE0 % ("2048", "4096", 1, self.ways("s")) +
+               self.LINE1 % ("2048", "4096", self.ways("s")))
         self.assertEqual(runner.pair_policy(out), [("l3", "4096"), ("l3", "4096")])
 
     def test_a_peer_without_a_single_copy_endpoint_never_single_copies(self):
-        out = self.LINE0 % ("1", 0) + self.LINE1 % "1"
+        out = (self.LINE0 % ("2048", "1", 0, self.ways("d")) +
+               self.LINE1 % ("2048", "1", self.ways("s")))
         self.assertEqual(runner.pair_policy(out), [("l3", "never"), ("l3", "1")])
+
+    def test_measured_thresholds_read_auto(self):
+        out = self.LINE0 % ("auto", "auto", 1, self.ways("e", "e", "d")) + \
+            self.LINE1 % ("auto", "never", self.ways("e"))
+        self.assertEqual(runner.pair_policy(out), [("l3", "auto"), ("l3", "never")])
+
+    def test_the_ways_of_each_size_range(self):
+        out = self.LINE0 % ("auto", "auto", 1, self.ways("e", "s", "d") + ",late") + \
+            self.LINE1 % ("auto", "auto", self.ways("d"))
+        got = runner.pair_ways(out)
+        self.assertEqual(len(got), 2)
+        self.assertEqual((got[0]["4k"], got[0]["8k"], got[0]["16k"], got[0]["8m"]),
+                         ("e", "s", "d", "d"))
+        self.assertNotIn("late", got[0])
+        self.assertEqual(set(got[1].values()), {"d"})
+        self.assertEqual(len(got[1]), 12)
+
+    def test_the_sweeps_check_wants_its_pin_in_every_range(self):
+        check = cli.smx_line_check(lambda cls, proto: "1", lambda cls, proto: "s")
+        good = (self.LINE0 % ("2048", "1", 1, self.ways("s")) +
+                self.LINE1 % ("2048", "1", self.ways("s")))
+        check("l3", "cma", good)
+        one_range_off = (self.LINE0 % ("2048", "1", 1, self.ways("s")) +
+                         self.LINE1 % ("2048", "1", self.ways("e", "s", "s")))
+        with self.assertRaisesRegex(runner.RunError, "expected 's' in every size range"):
+            check("l3", "cma", one_range_off)
+        with self.assertRaisesRegex(runner.RunError, "single copy from 1"):
+            check("l3", "cma", self.LINE0 % ("2048", "auto", 1, self.ways("s")) +
+                  self.LINE1 % ("2048", "1", self.ways("s")))
 
     def test_no_policy_no_answer(self):
         self.assertEqual(runner.pair_policy("# cvar 0 btl_smx_policy (none)\n"), [])
         self.assertEqual(runner.pair_policy("mode,bytes\n"), [])
+        self.assertEqual(runner.pair_ways("mode,bytes\n"), [])
 
 
 class Sizes(unittest.TestCase):

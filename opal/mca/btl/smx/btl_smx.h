@@ -14,8 +14,9 @@
  * BTL module per class that can occur here, each reaching only the peers of its class and
  * carrying that class's eager and rendezvous limits, which is how ob1 (reading limits
  * from the module) honours per-peer thresholds. Large contiguous messages reach btl_get,
- * which picks single copy (SMSC) or a pipelined double copy through the rings by size,
- * class and node load (btl_smx_get.c). docs/design.md has the whole design, and
+ * which pulls them by single copy (SMSC) or by a pipelined double copy through shared
+ * memory (btl_smx_get.c). Which way a peer's messages go is measured per size range
+ * (btl_smx_choice.h, btl_smx_policy.h). docs/design.md has the whole design, and
  * docs/using-smx.md ("How btl/smx decides") the switch.
  */
 #ifndef MCA_BTL_SMX_H
@@ -29,7 +30,7 @@
 #include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
 
-#include "btl_smx_adapt.h"
+#include "btl_smx_choice.h"
 #include "btl_smx_store.h"
 #include "btl_smx_locality.h"
 #include "btl_smx_frag.h"
@@ -51,12 +52,10 @@ struct smx_record;
  * largest header (80 bytes in 5.0.x), with room for a later version's. */
 #define SMX_EAGER_LIMIT_MIN 128
 /* Named values of integer parameters (btl_smx_params.c). */
-#define SMX_NEVER 0       /* single_copy_min_<class>, the cost limits */
-#define SMX_OFF 0         /* the busy and window limits */
-#define SMX_AUTO 0        /* budget_kb */
-#define SMX_ALWAYS (-1)   /* the cost limits */
-#define SMX_NEVER_BUSY (-1) /* busy_ranks, busy_transfers */
-#define SMX_MEASURE (-1)    /* single_copy_cost */
+#define SMX_NEVER 0         /* single_copy_min_<class>: no single copy */
+#define SMX_OFF 0           /* push_max */
+#define SMX_AUTO 0          /* budget_kb, pair_ring_size: sized by btl/smx */
+#define SMX_MEASURED (-1)   /* eager_limit_<class>, single_copy_min_<class>: measured */
 /* btl_smx_nontemporal: how payloads are written into shared memory (btl_smx_store.h). */
 enum smx_nontemporal_mode {
     SMX_NT_AUTO = 0, /* per peer, whichever the sender measures cheaper */
@@ -74,8 +73,6 @@ enum smx_skew_mode {
 struct mca_btl_smx_module_t {
     mca_btl_base_module_t super;
     int cls;         /* enum smx_locality_class */
-    int short_peers; /* its peers with ep->short_eager (component lock) */
-    int late_peers;  /* its peers with ep->skew_told: late receivers (component lock) */
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
@@ -117,22 +114,20 @@ struct mca_btl_base_endpoint_t {
     bool active;           /* on the component's list of peers with the two above to do
                               (the list: component lock) */
     int pulling;           /* my double-copy gets from this peer not yet complete */
-    uint64_t pull_since;   /* when 'pulling' last rose from 0 (ns) */
-    uint64_t pull_bytes;   /* ... and the bytes of its gets completed since */
-    size_t pull_size;      /* the size of the get that opened that period */
-    uint64_t pull_work;    /* ... and, the policy's by_work, the ns of CPU their copies took
-                              (UINT64_MAX: a piece pushed by single copy, not measurable) */
-    struct smx_adapt adapt; /* single or double copy for its gets, as measured */
+    /* the way of its messages to me, as measured (btl_smx_choice.h; the poller's), and
+     * the word it was last told */
+    struct smx_choice choice;
+    uint32_t want_sent;
+    /* the way it wants my messages to it (its word), and how many of my next messages to
+     * it are timed whatever (a try may be under way) */
+    uint32_t want;
+    uint32_t stamp_tick, stamp_all;
     struct smx_store store; /* how I write payloads to it: memcpy or streamed (measured) */
-    bool short_eager;      /* ... says single copy is far cheaper: btl_smx_policy.c */
     /* skew (btl_smx_skew.c): as its receiver, */
     bool skew_late;        /* I am late to this sender (and told it so) */
-    uint64_t skew_get_end; /* when my last get from it completed (ns; 0: none yet) */
     int skew_late_gets;    /* gets in a row that waited for me */
     uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
     int skew_waited;       /* ... its messages in a row I had waited for (none there) */
-    /* as its sender, */
-    bool skew_told;        /* it said it is late to me: its class's module sends eagerly */
     /* pushed ahead (btl_smx_get.c): as the sender, the buffer ob1 registered for its next
      * rendezvous to this peer, copied to it from my next btl_send on; */
     uint64_t push_token;        /* SMX_PUSH_TOKEN | n until deregistered; 0: none */
@@ -157,16 +152,8 @@ struct mca_btl_smx_component_t {
     /* parameters (btl_smx_params.c) */
     int budget_kb, frag_size, max_frags;
     int pair_ring_size, pair_rings_max, pair_ring_after;
-    int eager_limit[SMX_CLASS_COUNT];     /* bytes */
-    int single_copy_min[SMX_CLASS_COUNT]; /* bytes; SMX_NEVER */
-    int busy_ranks, busy_transfers;       /* SMX_NEVER_BUSY */
-    int eager_limit_busy, single_copy_min_busy; /* bytes; SMX_OFF */
-    bool exchange_push, single_copy_oversubscribed, adaptive_copy;
-    int single_copy_cost_max;             /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
-    int single_copy_window_max, eager_limit_window; /* bytes; SMX_OFF */
-    int single_copy_window_cost_max;      /* % of a memcpy; SMX_NEVER, SMX_ALWAYS */
-    int single_copy_cost;                 /* % of a memcpy; SMX_MEASURE */
-    char *calibration_file;               /* the node's (btl_smx_calibrate.c); "auto", "none" */
+    int eager_limit[SMX_CLASS_COUNT];     /* bytes; SMX_MEASURED */
+    int single_copy_min[SMX_CLASS_COUNT]; /* bytes; SMX_NEVER, SMX_MEASURED */
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
     int skew;                             /* enum smx_skew_mode */
     int nontemporal;                      /* enum smx_nontemporal_mode */
@@ -214,7 +201,6 @@ struct mca_btl_smx_component_t {
     struct smx_chunk_slot *chunk_free_last[SMX_CHUNK_CLASSES]; /* oldest first */
     struct smx_chunk_slot *chunk_busy[SMX_CHUNK_CLASSES]; /* ... sent through queues */
     int chunks_busy[SMX_CHUNK_CLASSES];                   /* ... out, however sent */
-    uint32_t *transfers_in_flight;  /* in local rank 0's segment once attached */
     void *my_cpuset;                /* hwloc_bitmap_t of my binding */
 
     mca_btl_smx_module_t *modules[SMX_CLASS_COUNT]; /* NULL: class absent here */
@@ -227,16 +213,14 @@ struct mca_btl_smx_component_t {
     struct {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... through the rings */
-        unsigned long long exchange_pushes;  /* peers' gets served by one copy into them */
         unsigned long long pushes_ahead;     /* rendezvous copied before their get came */
         unsigned long long pushes_parked;    /* ... whose pieces came before my get */
-        unsigned long long copy_switches;    /* a peer's size range changed copy method */
+        unsigned long long copy_switches;    /* a peer's size range changed its way */
         unsigned long long sends_queued;     /* sends that found no room and waited */
         unsigned long long pair_rings;       /* peers I write to through a pair ring */
         unsigned long long frags_peak;       /* most descriptors out at once (max_frags) */
         unsigned long long skew_late;        /* senders I found myself late to */
         unsigned long long skew_caught_up;   /* ... and then caught up with */
-        unsigned long long skew_switches;    /* a peer's word changed its class's limit */
         unsigned long long skew_eager_sends; /* messages above a fragment sent eagerly */
         unsigned long long streamed_copies;  /* payloads written with non-temporal stores */
         unsigned long long store_switches;   /* a peer's way of writing changed */
@@ -272,16 +256,6 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
 /* btl_smx_params.c */
 int mca_btl_smx_params_register(void);
 bool mca_btl_smx_params_valid(void);
-/* The built-in values of what a calibration file may set (btl_smx_calfile.h; the cost: -1). */
-void mca_btl_smx_params_defaults(int32_t value[]);
-/* Take a calibration file's values (bit i of 'given': value[i]) where the user set no
- * parameter of that name; returns the bits taken. */
-uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given);
-
-/* btl_smx_calibrate.c: the smsc component Open MPI selected ("none"); Yama's
- * ptrace_scope here ('0' without Yama). */
-const char *mca_btl_smx_smsc_selected(void);
-char mca_btl_smx_ptrace_scope(void);
 
 /* What a process publishes of its segment (its btl's modex entry): the descriptor a peer
  * maps the segment by; the file descriptor the process keeps open to it, which a process
@@ -319,6 +293,7 @@ void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what) __opal_attr
 /* btl_smx_send.c: the one place a message enters shared memory */
 struct smx_post {
     void *data;                  /* where the payload goes */
+    uint32_t stamp;              /* the sender's clock, for the receiver (0: not timed) */
     struct smx_record *rec;      /* in my pair ring to the peer, or NULL */
     struct smx_chunk_slot *slot; /* a chunk of mine, or NULL */
     uint32_t skip;               /* ring lines skipped to its end first */
@@ -381,15 +356,9 @@ uint64_t mca_btl_smx_frag_chunks_max(void);
 /* The eager limit to late receivers this area allows (init, after the segment). */
 void mca_btl_smx_skew_init(void);
 /* Receiver: a get from ep starts (now: its clock, ns), or ended. */
-void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now);
-static inline void mca_btl_smx_skew_get_end(mca_btl_smx_endpoint_t *ep, uint64_t now)
-{
-    ep->skew_get_end = now;
-}
+void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp);
 /* Receiver: a message from ep, a sender I am late to, is handed over. */
 void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep);
-/* Sender: ep says it is late to me, or no longer (SMX_KIND_SKEW). */
-void mca_btl_smx_skew_told(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 
 /* btl_smx_sendi.c */
 int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -425,6 +394,8 @@ void mca_btl_smx_serve_drop(opal_list_item_t *serve);
 struct mca_btl_base_registration_handle_t {
     uint64_t token; /* the push of this buffer (SMX_PUSH_TOKEN | n); 0: none */
     uint64_t base, size;
+    uint32_t stamp; /* my clock as ob1 registered it for a rendezvous (btl_smx_policy.h) */
+    uint32_t pad;
     unsigned char smsc[]; /* mca_smsc_base_registration_data_size() bytes, if it needs them */
 };
 /* The handle's smsc data, for the smsc component's calls (NULL: none registered). */

@@ -8,6 +8,7 @@
 
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/hwloc/base/base.h"
+#include "opal/mca/smsc/base/base.h"
 #include "opal/mca/smsc/smsc.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -18,8 +19,38 @@
 #include "btl_smx_policy.h"
 #include "btl_smx_types.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The smsc component Open MPI selected ("none"). */
+static const char *smx_smsc_selected(void)
+{
+    opal_list_t *list = &opal_smsc_base_framework.framework_components;
+    mca_base_component_list_item_t *cli;
+
+    if (NULL == mca_smsc || opal_list_is_empty(list)) {
+        return "none";
+    }
+    cli = (mca_base_component_list_item_t *) opal_list_get_first(list);
+    return cli->cli_component->mca_component_name;
+}
+
+/* Yama's ptrace_scope ('0' where there is no Yama). */
+static char smx_ptrace_scope(void)
+{
+    char scope = '0';
+    int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        if (1 != read(fd, &scope, 1)) {
+            scope = '0';
+        }
+        close(fd);
+    }
+    return scope;
+}
 
 static int smx_component_open(void);
 static int smx_component_close(void);
@@ -170,8 +201,8 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
      * cma would fail on every peer, and the kernel log a line for each attempt (smsc/cma
      * still offers itself, its test only asks for ptrace_scope 0 or a ptracer exception).
      * No single copy then, said once, and no attempt. */
-    c->smsc_forbidden = NULL != mca_smsc && 0 == strcmp(mca_btl_smx_smsc_selected(), "cma")
-                        && '3' == mca_btl_smx_ptrace_scope();
+    c->smsc_forbidden = NULL != mca_smsc && 0 == strcmp(smx_smsc_selected(), "cma")
+                        && '3' == smx_ptrace_scope();
     if (c->smsc_forbidden) {
         opal_show_help("help-btl-smx.txt", "cma-forbidden", true, opal_process_info.nodename);
     }
@@ -187,11 +218,6 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         smx_init_undo();
         return NULL;
     }
-    /* Local rank 0 reads the node's calibration file, or measures, once for the node, and
-     * leaves what it found in its segment's header for the others (btl_smx_policy.c reads
-     * it at the first add_procs): every process then takes the same decisions, and N
-     * processes do not measure at once. */
-    mca_btl_smx_calibrate_node();
     mca_btl_smx_skew_init(); /* (the area is known now) */
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));

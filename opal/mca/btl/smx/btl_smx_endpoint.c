@@ -14,6 +14,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_policy.h"
 #include "btl_smx_types.h"
 #include "btl_smx_get.h"
 
@@ -33,14 +34,11 @@ static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
     ep->pulling = 0;
-    ep->pull_since = ep->pull_bytes = 0;
-    ep->pull_size = 0;
-    ep->pull_work = 0;
-    smx_adapt_init(&ep->adapt);
+    ep->want = ep->want_sent = 0;
+    ep->stamp_tick = ep->stamp_all = 0;
     smx_store_init(&ep->store);
-    ep->short_eager = false;
-    ep->skew_late = ep->skew_told = false;
-    ep->skew_get_end = ep->skew_idle_seen = 0;
+    ep->skew_late = false;
+    ep->skew_idle_seen = 0;
     ep->skew_waited = ep->skew_late_gets = 0;
     ep->push_token = ep->push_in = 0;
     ep->push_armed = false;
@@ -230,13 +228,11 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;
-    if (0 == peer_local_rank) {
-        c->transfers_in_flight = &h->transfers_in_flight;
-    }
     if (NULL != mca_smsc && !c->smsc_forbidden) {
         /* NULL is fine: this peer then gets double copy only (btl_smx_get.c) */
         ep->smsc_endpoint = MCA_SMSC_CALL(get_endpoint, proc);
     }
+    mca_btl_smx_policy_start(ep);
     return OPAL_SUCCESS;
 }
 

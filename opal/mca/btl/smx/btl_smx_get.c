@@ -5,17 +5,17 @@
  * ob1 sends every contiguous message above the module's eager limit as a "get": the
  * receiver calls btl_get for the sender's buffer. Here, at that moment, the transfer is
  * given to
- *   - the selected SMSC component (single copy), where the policy says so for this peer,
- *     this size, the node's load and what this peer's gets cost lately
- *     (mca_btl_smx_single_copy, btl_smx_policy.h), or
+ *   - the selected SMSC component (single copy), where this peer's messages of this size
+ *     were measured to come fastest so (mca_btl_smx_single_copy, btl_smx_policy.h), or
  *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
  *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
  *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
  *     each out as it arrives. Both copies stream, and at most SMX_PIECES_IN_FLIGHT
  *     fragments per peer sit in shared memory.
- * Deciding here rather than through ob1's limits is what lets the threshold depend on the
- * class, the load at this very moment, and be any size (ob1 itself only knows "above the
- * eager limit: get"). A double copy the sender begins before it is asked: btl_smx_push.c.
+ * Deciding here rather than through ob1's limits is what lets the choice be per peer and
+ * any size (ob1 itself only knows "above the eager limit: get"). Either way, the get's
+ * time from its sender's registration to its end is measured (btl_smx_choice.h). A double
+ * copy the sender begins before it is asked: btl_smx_push.c.
  */
 #include "opal_config.h"
 
@@ -26,7 +26,6 @@
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_policy.h"
-#include "smx_memcheck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,15 +65,6 @@ void mca_btl_smx_serve_drop(opal_list_item_t *serve)
     opal_free_list_return(&mca_btl_smx_component.serves, (opal_free_list_item_t *) serve);
 }
 
-/* The node's count of large transfers in flight (local rank 0's segment; NULL: none),
- * which the busy rule reads (btl_smx_policy.h, mca_btl_smx_node_busy). */
-static inline void smx_transfers_add(uint32_t *counter, int delta)
-{
-    if (NULL != counter) {
-        (void) __atomic_add_fetch(counter, (uint32_t) delta, __ATOMIC_RELAXED);
-    }
-}
-
 int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                     void *local_address, uint64_t remote_address,
                     struct mca_btl_base_registration_handle_t *local_handle,
@@ -83,40 +73,36 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                     void *cbcontext, void *cbdata)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    uint32_t *counter = c->transfers_in_flight;
     struct smx_get_request *req;
     smx_get_op_t *op;
     mca_btl_smx_frag_t *frag;
 
     const bool skew = SMX_SKEW_ON == c->skew;
-    const uint64_t start = skew || mca_btl_smx_policy.adaptive ? mca_btl_smx_now_ns() : 0;
     /* the whole buffer of a push: its pieces are on their way, whatever I would pick */
     const uint64_t token = NULL != remote_handle ? remote_handle->token : 0;
     const bool pushed = 0 != (token & SMX_PUSH_TOKEN) && remote_handle->base == remote_address
                         && remote_handle->size == size;
+    const uint32_t sent = NULL != remote_handle && remote_handle->size == size
+                          ? remote_handle->stamp : 0;
+    /* measured only where the receive was there first: a get that waited in ob1's
+     * unexpected queue measures how late I was, not the way */
+    const uint32_t stamp = c->delivering == endpoint ? sent : 0;
 
     if (skew) { /* did this get wait for me? (btl_smx_skew.c) */
-        mca_btl_smx_skew_get_start(endpoint, start);
+        mca_btl_smx_skew_get_start(endpoint, sent);
     }
-    if (!pushed && mca_btl_smx_single_copy(endpoint, size, false)) {
-        uint64_t end;
-        int rc;
-
-        smx_transfers_add(counter, 1);
-        rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
-                           (void *) (uintptr_t) remote_address, size,
-                           mca_btl_smx_smsc_data(remote_handle));
-        smx_transfers_add(counter, -1);
+    if (!pushed && mca_btl_smx_single_copy(endpoint, size)) {
+        int rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
+                               (void *) (uintptr_t) remote_address, size,
+                               mca_btl_smx_smsc_data(remote_handle));
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
-        end = skew || mca_btl_smx_policy.adaptive ? mca_btl_smx_now_ns() : 0;
-        if (skew) {
-            mca_btl_smx_skew_get_end(endpoint, end);
-        }
-        mca_btl_smx_copy_measured(endpoint, size, SMX_COPY_SINGLE, size, end - start);
         mca_btl_smx_count(&c->stats.gets_single_copy);
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        /* measured once ob1 is through with it (its receive completed, its FIN sent), as an
+         * eager message is once ob1's callback returns */
+        mca_btl_smx_measured(endpoint, size, SMX_WAY_SINGLE, stamp);
         return OPAL_SUCCESS;
     }
 
@@ -135,7 +121,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     op->local = local_address;
     op->size = size;
     op->received = 0;
-    op->counter = counter;
+    op->stamp = stamp;
     op->local_handle = local_handle;
     op->cbfunc = cbfunc;
     op->cbcontext = cbcontext;
@@ -148,18 +134,8 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         cbfunc(btl, endpoint, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
     }
-    smx_transfers_add(counter, 1);
     mca_btl_smx_count(&c->stats.gets_double_copy);
-    /* Double copies are timed from the first of a run of gets to the last one's end: with
-     * several in flight, none of them alone says what the pipeline delivers. The clock is
-     * read once at each end where it can be: a read costs about 20 ns in the development
-     * VM, a fifth of a 0-byte message's time. */
-    if (1 == __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED)) {
-        endpoint->pull_since = 0 != start ? start : mca_btl_smx_now_ns();
-        endpoint->pull_bytes = 0;
-        endpoint->pull_size = size;
-        endpoint->pull_work = 0;
-    }
+    (void) __atomic_add_fetch(&endpoint->pulling, 1, __ATOMIC_RELAXED);
     if (pushed) {
         if (mca_btl_smx_push_get(endpoint, op, token)) { /* it had all come before me */
             mca_btl_smx_get_done(endpoint, op);
@@ -170,7 +146,6 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     req->op = (uint64_t) (uintptr_t) op;
     req->remote_address = remote_address;
     req->size = size;
-    req->destination = (uint64_t) (uintptr_t) local_address;
     frag->kind = SMX_KIND_GET_REQ;
     frag->tag = 0;
     frag->segment.seg_len = sizeof(*req);
@@ -194,33 +169,29 @@ void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *pay
     }
     serve->op = req->op;
     serve->src = (const unsigned char *) (uintptr_t) req->remote_address;
-    serve->destination = req->destination;
     serve->size = (size_t) req->size;
     serve->sent = 0;
-    serve->pushed = false;
     OPAL_THREAD_LOCK(&ep->lock);
     opal_list_append(&ep->serving, &serve->super.super);
     mca_btl_smx_activate(ep);
     OPAL_THREAD_UNLOCK(&ep->lock);
 }
 
-/* Sender side, the peer's lock held: one GET_DATA piece of at most 'chunk' bytes from
- * 'src' (none for SMX_PIECE_PUSHED) at 'offset' of the requester's range, if there is
- * room. Returns the bytes posted, or -1 for none. */
+/* Sender side, the peer's lock held: one GET_DATA piece of 'chunk' bytes from 'src' at
+ * 'offset' of the requester's range, if there is room. Returns the bytes posted, or -1
+ * for none. */
 static ssize_t smx_post_piece(mca_btl_smx_endpoint_t *ep, uint64_t op, uint64_t offset,
                               const unsigned char *src, size_t chunk, size_t total)
 {
     struct smx_get_piece *piece;
     struct smx_post p;
 
-    if (!mca_btl_smx_post_begin(ep, sizeof(*piece) + chunk, 0 != chunk, &p)) {
+    if (!mca_btl_smx_post_begin(ep, sizeof(*piece) + chunk, true, &p)) {
         return -1;
     }
     /* The data first, the piece's header (on the record's first line) last. */
     piece = p.data;
-    if (0 != chunk) {
-        mca_btl_smx_copy_in(ep, piece + 1, src, chunk);
-    }
+    mca_btl_smx_copy_in(ep, piece + 1, src, chunk);
     piece->op = op;
     piece->offset = offset;
     piece->total = total;
@@ -250,24 +221,6 @@ int mca_btl_smx_get_serve_locked(mca_btl_smx_endpoint_t *ep)
 
     while (NULL != (serve = (smx_serve_t *) opal_list_get_first(&ep->serving))
            && &serve->super.super != opal_list_get_end(&ep->serving)) {
-        /* An exchange: the peer pulls from me while I pull from it, so double copy would
-         * cost each of us two copies. Push its data whole with one single copy (into
-         * memory the peer is not touching until this piece says so), then tell it. */
-        if (0 == serve->sent && 0 == (serve->op & SMX_PUSH_TOKEN)
-            && mca_btl_smx_single_copy(ep, serve->size, true)
-            && OPAL_SUCCESS == MCA_SMSC_CALL(copy_to, ep->smsc_endpoint, (void *) serve->src,
-                                             (void *) (uintptr_t) serve->destination,
-                                             serve->size, NULL)) {
-            serve->pushed = true;
-            serve->sent = serve->size;
-            mca_btl_smx_count(&c->stats.exchange_pushes);
-        }
-        if (serve->pushed) {
-            if (smx_post_piece(ep, serve->op, SMX_PIECE_PUSHED, NULL, 0, serve->size) < 0) {
-                goto out; /* no room to say so yet; next progress */
-            }
-            pieces++;
-        }
         while (serve->sent < serve->size) {
             size_t chunk = serve->size - serve->sent;
             ssize_t posted;
@@ -306,22 +259,13 @@ int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep)
 /* Receiver side: a double-copy get has all its bytes. */
 void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op)
 {
-    ep->pull_bytes += op->size;
-    const bool skew = SMX_SKEW_ON == mca_btl_smx_component.skew;
-    const bool last = 0 == __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
-    const uint64_t now = skew || last ? mca_btl_smx_now_ns() : 0;
-    if (skew) {
-        mca_btl_smx_skew_get_end(ep, now);
-    }
-    if (last && !(mca_btl_smx_policy.by_work && UINT64_MAX == ep->pull_work)) {
-        mca_btl_smx_copy_measured(ep, ep->pull_size, SMX_COPY_DOUBLE, ep->pull_bytes,
-                                  mca_btl_smx_policy.by_work ? ep->pull_work
-                                                             : now - ep->pull_since);
-    }
-    smx_transfers_add(op->counter, -1);
+    (void) __atomic_sub_fetch(&ep->pulling, 1, __ATOMIC_RELAXED);
+    const size_t size = op->size;
+    const uint32_t stamp = op->stamp;
     op->cbfunc(&ep->module->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata,
                OPAL_SUCCESS);
     opal_free_list_return(&mca_btl_smx_component.get_ops, &op->super);
+    mca_btl_smx_measured(ep, size, SMX_WAY_DOUBLE, stamp); /* (as a single copy is) */
 }
 
 /* Receiver side: one piece of a double-copy get; the last one completes it. */
@@ -335,14 +279,11 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
         mca_btl_smx_push_piece(ep, piece, chunk);
         return;
     }
-    if (SMX_PIECE_PUSHED == piece->offset) {
-        op->received = op->size; /* the server copied it all into op->local already */
-        ep->pull_work = UINT64_MAX; /* by a single copy, which only the server timed */
-        SMX_MEMCHECK_WRITTEN(op->local, op->size);
-    } else {
-        mca_btl_smx_copy_out(ep, op->local + piece->offset, piece + 1, chunk, 2);
-        op->received += chunk;
+    if (piece->offset > op->size || chunk > op->size - piece->offset) {
+        mca_btl_smx_fatal(ep, "a piece out of its get's range");
     }
+    memcpy(op->local + piece->offset, piece + 1, chunk);
+    op->received += chunk;
     if (op->received >= op->size) {
         mca_btl_smx_get_done(ep, op);
     }

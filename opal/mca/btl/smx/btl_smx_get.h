@@ -24,7 +24,7 @@ struct smx_get_op {
     mca_btl_smx_endpoint_t *ep;
     unsigned char *local;
     size_t size, received;
-    uint32_t *counter; /* the load counter it was counted in */
+    uint32_t stamp; /* the sender's clock as it sent the rendezvous (0: not measured) */
     struct mca_btl_base_registration_handle_t *local_handle;
     mca_btl_base_rdma_completion_fn_t cbfunc;
     void *cbcontext, *cbdata;
@@ -37,30 +37,9 @@ struct smx_serve_t {
     opal_free_list_item_t super;
     uint64_t op;
     const unsigned char *src;
-    uint64_t destination; /* the requester's buffer (for a push into it); 0: pushed ahead */
     size_t size, sent;
-    bool pushed; /* copied whole into the destination: the piece that says so is due */
 };
 typedef struct smx_serve_t smx_serve_t;
-
-/* Receiver side: bytes of a double-copy get from ep into place. Under the policy's by_work
- * the copy is timed and counted 'shares' times for the run of gets (a piece: twice, as
- * the sender's copy in costs about what this one does). */
-static inline void mca_btl_smx_copy_out(mca_btl_smx_endpoint_t *ep, void *dst, const void *src,
-                                        size_t n, unsigned shares)
-{
-    uint64_t start;
-
-    if (!mca_btl_smx_policy.by_work) {
-        memcpy(dst, src, n);
-        return;
-    }
-    start = mca_btl_smx_now_ns();
-    memcpy(dst, src, n);
-    if (UINT64_MAX != ep->pull_work) {
-        ep->pull_work += shares * (mca_btl_smx_now_ns() - start);
-    }
-}
 
 /* Receiver side: a double-copy get has all its bytes: its callback, and its measures. */
 void mca_btl_smx_get_done(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op);

@@ -33,14 +33,9 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 {
     mca_btl_smx_module_t *module = (mca_btl_smx_module_t *) btl;
 
-    /* The first add_procs attaches local rank 0 first (its segment holds the node's
-     * single-copy cost), then builds the policy, before any peer is reachable. */
+    /* The first add_procs builds the policy before any peer is attached (each peer
+     * starts from it: mca_btl_smx_policy_start). */
     if (!mca_btl_smx_policy.built) {
-        for (size_t i = 0; i < nprocs; ++i) {
-            if (0 == mca_btl_smx_local_rank_of(procs[i])) {
-                (void) mca_btl_smx_endpoint_of(procs[i], 0);
-            }
-        }
         mca_btl_smx_policy_setup();
     }
     for (size_t i = 0; i < nprocs; ++i) {
@@ -105,15 +100,15 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
         opal_progress_unregister(mca_btl_smx_progress);
         c->progress_registered = false;
     }
+    mca_btl_smx_policy_publish(); /* (each peer's ways as measured last) */
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
-                        "exchange pushes, %llu pushed ahead (%llu of peers' came before "
-                        "their receive), %llu changes between single and double copy as "
-                        "measured, %llu sends queued for room, at most %llu of "
-                        "btl_smx_max_frags %d descriptors out at once; %llu pair rings, %.0f "
-                        "KiB of chunks made",
+                        "pushed ahead (%llu of peers' came before their receive), %llu "
+                        "changes of a peer's way as measured, %llu sends queued for room, at "
+                        "most %llu of btl_smx_max_frags %d descriptors out at once; %llu pair "
+                        "rings, %.0f KiB of chunks made",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
-                        c->stats.gets_double_copy, c->stats.exchange_pushes,
+                        c->stats.gets_double_copy,
                         c->stats.pushes_ahead, c->stats.pushes_parked, c->stats.copy_switches,
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
                         c->stats.pair_rings, (double) c->area_used / 1024.0);

@@ -15,10 +15,10 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
-#include "btl_smx_calfile.h"
-#include "btl_smx_types.h"
 #include "btl_smx_types.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +27,38 @@
 #include <unistd.h>
 
 /*
- * Integer parameters whose special values have names ("never", "off", "always") instead
+ * Integer parameters whose special values have names ("auto", "never", "off") instead
  * of sentinels: the name or a number >= 0, with an optional k/m/g suffix for sizes.
  * Anything else is refused by the MCA system itself, naming the variable.
  */
+
+/* A size or count: digits with an optional k, m or g suffix, at most INT_MAX. 0 and
+ * *value set, or -1. */
+static int smx_parse_count(const char *text, int *value)
+{
+    char *end;
+    long long v;
+
+    if (!isdigit((unsigned char) text[0])) {
+        return -1;
+    }
+    errno = 0;
+    v = strtoll(text, &end, 10);
+    if (0 != errno) {
+        return -1;
+    }
+    switch (*end) {
+    case 'k': case 'K': v = v > INT_MAX ? v : v << 10, ++end; break;
+    case 'm': case 'M': v = v > INT_MAX ? v : v << 20, ++end; break;
+    case 'g': case 'G': v = v > INT_MAX ? v : v << 30, ++end; break;
+    default: break;
+    }
+    if ('\0' != *end || v > INT_MAX) {
+        return -1;
+    }
+    *value = (int) v;
+    return 0;
+}
 static int smx_enum_count(mca_base_var_enum_t *self, int *count)
 {
     *count = self->enum_value_count;
@@ -61,7 +89,6 @@ static int smx_enum_from_string(mca_base_var_enum_t *self, const char *text, int
             return OPAL_SUCCESS;
         }
     }
-    /* (the calibration file's values are read by the same rule) */
     return 0 == smx_parse_count(text, value) ? OPAL_SUCCESS : OPAL_ERR_VALUE_OUT_OF_BOUNDS;
 }
 
@@ -112,12 +139,11 @@ static int smx_enum_dump(mca_base_var_enum_t *self, char **out, mca_base_var_enu
         .enum_values = var##_values,                                                        \
     }
 
-SMX_ENUM(smx_enum_never, "smx_never", {SMX_NEVER, "never"});
 SMX_ENUM(smx_enum_off, "smx_off", {SMX_OFF, "off"});
 SMX_ENUM(smx_enum_auto, "smx_auto", {SMX_AUTO, "auto"});
-SMX_ENUM(smx_enum_busy, "smx_busy", {SMX_NEVER_BUSY, "never"});
-SMX_ENUM(smx_enum_cost, "smx_cost", {SMX_NEVER, "never"}, {SMX_ALWAYS, "always"});
-SMX_ENUM(smx_enum_measure, "smx_measure", {SMX_MEASURE, "measure"});
+SMX_ENUM(smx_enum_measured, "smx_measured", {SMX_MEASURED, "auto"});
+SMX_ENUM(smx_enum_measured_never, "smx_measured_never", {SMX_MEASURED, "auto"},
+         {SMX_NEVER, "never"});
 /* (a plain MCA enum: these three words and nothing else) */
 static mca_base_var_enum_value_t smx_skew_values[] = {
     {SMX_SKEW_OFF, "off"}, {SMX_SKEW_ON, "on"}, {SMX_SKEW_ALWAYS, "always"}, {0, NULL}};
@@ -125,9 +151,10 @@ static mca_base_var_enum_value_t smx_nontemporal_values[] = {
     {SMX_NT_AUTO, "auto"}, {SMX_NT_NEVER, "never"}, {SMX_NT_ALWAYS, "always"}, {0, NULL}};
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
-static int smx_var_eager_class[SMX_CLASS_COUNT];
-static int smx_var_eager_limit_busy = -1, smx_var_eager_limit_window = -1;
-static int smx_var_skew_eager_limit = -1;
+static int smx_var_eager_class[SMX_CLASS_COUNT], smx_var_single_class[SMX_CLASS_COUNT];
+static int smx_var_single_copy_min = -1, smx_var_skew_eager_limit = -1;
+/* btl_smx_single_copy_min: every class not set by name */
+static int smx_single_copy_min = SMX_MEASURED;
 /* A value the MCA system refused (it said so, naming the variable): btl/smx stays out. */
 static bool smx_var_refused;
 
@@ -157,20 +184,7 @@ static void smx_pvar(const char *name, const char *help, int pvar_class,
         MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, value);
 }
 
-/* Defaults per class (docs/using-smx.md, "How btl/smx decides", says where each comes from):
- * classes that share a cache send eagerly up to a whole fragment and never single-copy on
- * their own; the others keep btl/sm's eager limit and LiMIC2's single-copy thresholds.
- * With the four below, the thresholds a calibration file may set (btl_smx_calfile.h):
- * what serves where neither a parameter nor the file gives one, and what a file btl/smx
- * writes holds. */
-static const int smx_default_eager[SMX_CLASS_COUNT] = {SMX_FRAG_DEFAULT, SMX_FRAG_DEFAULT, 4096,
-                                                       4096, 4096};
-static const int smx_default_single[SMX_CLASS_COUNT] = {SMX_NEVER, SMX_NEVER, 2048, 1024, 1024};
 enum {
-    SMX_DEFAULT_EAGER_BUSY = 8 * 1024,
-    SMX_DEFAULT_SINGLE_BUSY = 8 * 1024,
-    SMX_DEFAULT_EAGER_WINDOW = 16 * 1024 + 1024,
-    SMX_DEFAULT_WINDOW_MAX = 64 * 1024,
     SMX_DEFAULT_PUSH_MAX = 128 * 1024, /* btl_smx_push.c */
 };
 
@@ -214,66 +228,32 @@ int mca_btl_smx_params_register(void)
     SMX_INT("max_frags", "Fragments out at once waiting for room; beyond, ob1 queues sends "
             "itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
 
+    /* Each class's way is measured (btl_smx_choice.h); a value pins it. */
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         const char *cname = smx_locality_class_name(cls);
 
-        c->eager_limit[cls] = smx_default_eager[cls];
+        c->eager_limit[cls] = SMX_MEASURED;
         snprintf(name, sizeof(name), "eager_limit_%s", cname);
         snprintf(help, sizeof(help), "Eager limit (bytes, ob1 header included) for peers of "
-                 "class %s (128 to btl_smx_max_send_size)", cname);
-        smx_var_eager_class[cls] = SMX_INT(name, help, NULL, OPAL_INFO_LVL_4,
+                 "class %s: 128 to btl_smx_max_send_size; auto: measured per peer and size",
+                 cname);
+        smx_var_eager_class[cls] = SMX_INT(name, help, &smx_enum_measured, OPAL_INFO_LVL_4,
                                            &c->eager_limit[cls]);
-        c->single_copy_min[cls] = smx_default_single[cls];
+        c->single_copy_min[cls] = SMX_MEASURED;
         snprintf(name, sizeof(name), "single_copy_min_%s", cname);
-        snprintf(help, sizeof(help), "Single copy (smsc) from this many bytes for peers of "
-                 "class %s", cname);
-        SMX_INT(name, help, &smx_enum_never, OPAL_INFO_LVL_4, &c->single_copy_min[cls]);
+        snprintf(help, sizeof(help), "Rendezvous by single copy (smsc) from this many bytes for "
+                 "peers of class %s, never, or auto: measured per peer and size", cname);
+        smx_var_single_class[cls] = SMX_INT(name, help, &smx_enum_measured_never,
+                                            OPAL_INFO_LVL_4, &c->single_copy_min[cls]);
     }
-    c->busy_ranks = 8;
-    SMX_INT("busy_ranks", "The node is busy from the start with more processes of the job on "
-            "it than this", &smx_enum_busy, OPAL_INFO_LVL_4, &c->busy_ranks);
-    c->busy_transfers = 1;
-    SMX_INT("busy_transfers", "The node is busy while more large transfers than this are in "
-            "flight on it", &smx_enum_busy, OPAL_INFO_LVL_4, &c->busy_transfers);
-    c->eager_limit_busy = SMX_DEFAULT_EAGER_BUSY;
-    smx_var_eager_limit_busy = SMX_INT("eager_limit_busy", "Eager limit (bytes) of every class "
-                                       "on a node busy from the start, if smaller",
-                                       &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_busy);
-    c->single_copy_min_busy = SMX_DEFAULT_SINGLE_BUSY;
-    SMX_INT("single_copy_min_busy", "Single-copy threshold (bytes) of every class while the "
-            "node is busy, if smaller", &smx_enum_off, OPAL_INFO_LVL_4, &c->single_copy_min_busy);
-    c->exchange_push = true;
-    SMX_BOOL("exchange_push", "Serve a peer I pull from by one copy into it (cma)",
-             OPAL_INFO_LVL_5, &c->exchange_push);
+    smx_single_copy_min = SMX_MEASURED;
+    smx_var_single_copy_min = SMX_INT("single_copy_min", "Rendezvous by single copy from this "
+                                      "many bytes for every class not set by name, never, or "
+                                      "auto: measured", &smx_enum_measured_never,
+                                      OPAL_INFO_LVL_4, &smx_single_copy_min);
     c->push_max = SMX_DEFAULT_PUSH_MAX;
     SMX_INT("push_max", "Double-copy rendezvous up to this size go unasked (0-67108864)",
             &smx_enum_off, OPAL_INFO_LVL_5, &c->push_max);
-    c->single_copy_oversubscribed = true;
-    SMX_BOOL("single_copy_oversubscribed", "With more processes than hardware threads, every "
-             "rendezvous by single copy", OPAL_INFO_LVL_4, &c->single_copy_oversubscribed);
-    c->adaptive_copy = true;
-    SMX_BOOL("adaptive_copy", "Rendezvous by the copy measured faster lately, per peer and size",
-             OPAL_INFO_LVL_4, &c->adaptive_copy);
-    c->single_copy_cost_max = 175;
-    SMX_INT("single_copy_cost_max", "Busy, push and oversubscription rules where a single "
-            "copy costs at most this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
-            &c->single_copy_cost_max);
-    c->single_copy_window_max = SMX_DEFAULT_WINDOW_MAX;
-    SMX_INT("single_copy_window_max", "While the window is open, every rendezvous up to this "
-            "many bytes by single copy", &smx_enum_off, OPAL_INFO_LVL_4,
-            &c->single_copy_window_max);
-    c->eager_limit_window = SMX_DEFAULT_EAGER_WINDOW;
-    smx_var_eager_limit_window = SMX_INT("eager_limit_window", "Eager limit (bytes) of every "
-                                         "class while the window is open, if smaller",
-                                         &smx_enum_off, OPAL_INFO_LVL_4, &c->eager_limit_window);
-    c->single_copy_window_cost_max = 125;
-    SMX_INT("single_copy_window_cost_max", "The window opens where a single copy costs at most "
-            "this % of a memcpy", &smx_enum_cost, OPAL_INFO_LVL_5,
-            &c->single_copy_window_cost_max);
-    c->single_copy_cost = SMX_MEASURE;
-    SMX_INT("single_copy_cost", "What a single copy costs here, in % of a memcpy (measure: "
-            "from the calibration file, or measured at startup)", &smx_enum_measure,
-            OPAL_INFO_LVL_5, &c->single_copy_cost);
     {
         mca_base_var_enum_t *skew_enum = NULL;
         c->skew = SMX_SKEW_ON;
@@ -302,16 +282,6 @@ int mca_btl_smx_params_register(void)
     c->skew_eager_limit = 128 * 1024 + 2048; /* a 128 KiB message with its header */
     smx_var_skew_eager_limit = SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class with a late receiver, as far "
             "as the area holds", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
-    c->calibration_file = "auto";
-    (void) mca_base_component_var_register(&c->super.btl_version, "calibration_file",
-                                           "The node's measured cost and thresholds, read (and "
-                                           "written where missing or stale) by local rank 0 "
-                                           "(auto: ompi-smx/HOSTNAME.conf in $XDG_CACHE_HOME or "
-                                           "~/.cache); none: neither",
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
-                                           OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-                                           &c->calibration_file);
-
     /* Not settable: btl_smx_policy.c writes it once the policy is built (the MCA system
      * owns the string and frees it at the end). */
     c->policy_text = NULL;
@@ -324,13 +294,12 @@ int mca_btl_smx_params_register(void)
              &c->stats.gets_single_copy);
     smx_pvar("gets_double_copy", "Rendezvous pulled by double copy (or pushed by the peer)",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
-    smx_pvar("exchange_pushes", "Peers' requests served by one copy into the peer",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.exchange_pushes);
     smx_pvar("pushes_ahead", "Rendezvous sent unasked", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.pushes_ahead);
     smx_pvar("pushes_parked", "Peers' ones come before their receive", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.pushes_parked);
-    smx_pvar("copy_switches", "Changes between single and double copy as measured",
+    smx_pvar("copy_switches", "Changes of a peer's way (eager, single or double copy) as "
+             "measured",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.copy_switches);
     smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.sends_queued);
@@ -342,8 +311,6 @@ int mca_btl_smx_params_register(void)
              &c->stats.skew_late);
     smx_pvar("skew_caught_up", "Times caught up with a sender", MCA_BASE_PVAR_CLASS_COUNTER,
              &c->stats.skew_caught_up);
-    smx_pvar("skew_switches", "Eager limit changes on receivers' word",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_switches);
     smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly",
              MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_eager_sends);
     smx_pvar("streamed_copies", "Payloads written with non-temporal stores",
@@ -397,102 +364,33 @@ static const char *smx_eager_name(int cls, char *buf, size_t len)
     return buf;
 }
 
-/* The generic eager limit, when set, goes to every class not set by name; a smaller
- * fragment or btl_smx_max_send_size pulls down the defaults that would not fit. Values
- * the user set stay as they are, for mca_btl_smx_params_valid to judge. */
+/* The generic eager limit and single-copy threshold, when set, go to every class not set
+ * by name; a smaller fragment pulls down btl_smx_max_send_size and the rendezvous's first
+ * fragment where they would not fit. Values the user set stay as they are, for
+ * mca_btl_smx_params_valid to judge. */
 static void smx_resolve_limits(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_base_module_t *m = &mca_btl_smx_module_template;
     const bool generic = smx_var_is_set(smx_generic_var("eager_limit"));
+    const bool generic_single = smx_var_is_set(smx_var_single_copy_min);
 
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         if (generic && !smx_var_is_set(smx_var_eager_class[cls])) {
             c->eager_limit[cls] = m->btl_eager_limit > INT_MAX ? INT_MAX : (int) m->btl_eager_limit;
+        }
+        if (generic_single && !smx_var_is_set(smx_var_single_class[cls])) {
+            c->single_copy_min[cls] = smx_single_copy_min;
         }
     }
     if (c->frag_size >= 1024 && !smx_var_is_set(smx_generic_var("max_send_size"))
         && m->btl_max_send_size > (size_t) c->frag_size) {
         m->btl_max_send_size = (size_t) c->frag_size;
     }
-    const int cap = m->btl_max_send_size > INT_MAX ? INT_MAX : (int) m->btl_max_send_size;
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        if (!generic && !smx_var_is_set(smx_var_eager_class[cls]) && c->eager_limit[cls] > cap) {
-            c->eager_limit[cls] = cap;
-        }
+    if (!smx_var_is_set(smx_generic_var("rndv_eager_limit"))
+        && m->btl_rndv_eager_limit > m->btl_max_send_size) {
+        m->btl_rndv_eager_limit = m->btl_max_send_size;
     }
-    if (!smx_var_is_set(smx_generic_var("rndv_eager_limit")) && m->btl_rndv_eager_limit > (size_t) cap) {
-        m->btl_rndv_eager_limit = (size_t) cap;
-    }
-    if (!smx_var_is_set(smx_var_eager_limit_busy) && c->eager_limit_busy > cap) {
-        c->eager_limit_busy = cap;
-    }
-    if (!smx_var_is_set(smx_var_eager_limit_window) && c->eager_limit_window > cap) {
-        c->eager_limit_window = cap;
-    }
-}
-
-/* Where value i of a calibration file goes. */
-static int *smx_calib_storage(int i)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-
-    if (i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT) {
-        return &c->eager_limit[i - SMX_CALIB_EAGER];
-    }
-    if (i >= SMX_CALIB_SINGLE && i < SMX_CALIB_SINGLE + SMX_CLASS_COUNT) {
-        return &c->single_copy_min[i - SMX_CALIB_SINGLE];
-    }
-    switch (i) {
-    case SMX_CALIB_EAGER_BUSY: return &c->eager_limit_busy;
-    case SMX_CALIB_SINGLE_BUSY: return &c->single_copy_min_busy;
-    case SMX_CALIB_EAGER_WINDOW: return &c->eager_limit_window;
-    case SMX_CALIB_WINDOW_MAX: return &c->single_copy_window_max;
-    default: return &c->single_copy_cost;
-    }
-}
-
-void mca_btl_smx_params_defaults(int32_t value[])
-{
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        value[SMX_CALIB_EAGER + cls] = smx_default_eager[cls];
-        value[SMX_CALIB_SINGLE + cls] = smx_default_single[cls];
-    }
-    value[SMX_CALIB_COST] = -1;
-    value[SMX_CALIB_EAGER_BUSY] = SMX_DEFAULT_EAGER_BUSY;
-    value[SMX_CALIB_SINGLE_BUSY] = SMX_DEFAULT_SINGLE_BUSY;
-    value[SMX_CALIB_EAGER_WINDOW] = SMX_DEFAULT_EAGER_WINDOW;
-    value[SMX_CALIB_WINDOW_MAX] = SMX_DEFAULT_WINDOW_MAX;
-}
-
-/* The cost is no threshold: the policy takes it from the file where the user set none
- * (btl_smx_calibrate.c). A class's eager limit the user set by the generic name is the
- * user's too, and one from the file follows a smaller fragment down as the defaults do
- * (smx_resolve_limits). */
-uint32_t mca_btl_smx_params_take(const int32_t value[], uint32_t given)
-{
-    const size_t most = mca_btl_smx_module_template.btl_max_send_size;
-    const bool generic = smx_var_is_set(smx_generic_var("eager_limit"));
-    uint32_t taken = 0;
-    char name[64];
-
-    for (int i = SMX_CALIB_COST + 1; i < SMX_CALIB_COUNT; ++i) {
-        const bool eager = (i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT)
-                           || SMX_CALIB_EAGER_BUSY == i || SMX_CALIB_EAGER_WINDOW == i;
-        int v = value[i];
-
-        if (!(given & (1u << i))
-            || smx_var_is_set(smx_generic_var(smx_calib_name(i, name, sizeof(name)) + 8))
-            || (generic && i >= SMX_CALIB_EAGER && i < SMX_CALIB_EAGER + SMX_CLASS_COUNT)) {
-            continue;
-        }
-        if (eager && 0 != v && (size_t) v > most) {
-            v = (int) most;
-        }
-        *smx_calib_storage(i) = v;
-        taken |= 1u << i;
-    }
-    return taken;
 }
 
 static bool smx_refuse(const char *name, long long value, const char *expected)
@@ -515,19 +413,19 @@ static bool smx_in(const char *name, long long value, long long lo, long long hi
     return smx_refuse(name, value, expected);
 }
 
-/* An eager limit: SMX_EAGER_LIMIT_MIN (ob1 refuses a BTL whose eager limit cannot hold
- * its largest header, 80 bytes in 5.0.x, and MPI_Init then fails) to a whole fragment;
- * "off" too where off_ok. */
-static bool smx_eager_valid(const char *name, int limit, bool off_ok)
+/* An eager limit: auto (measured), or SMX_EAGER_LIMIT_MIN (ob1 refuses a BTL whose
+ * eager limit cannot hold its largest header, 80 bytes in 5.0.x, and MPI_Init then
+ * fails) to a whole fragment. */
+static bool smx_eager_valid(const char *name, int limit)
 {
     const size_t most = mca_btl_smx_module_template.btl_max_send_size;
     char expected[128];
 
-    if ((off_ok && SMX_OFF == limit) || (limit >= SMX_EAGER_LIMIT_MIN && (size_t) limit <= most)) {
+    if (SMX_MEASURED == limit || (limit >= SMX_EAGER_LIMIT_MIN && (size_t) limit <= most)) {
         return true;
     }
-    snprintf(expected, sizeof(expected), "%s%d (ob1's headers) to btl_smx_max_send_size (%zu)",
-             off_ok ? "off, or " : "", SMX_EAGER_LIMIT_MIN, most);
+    snprintf(expected, sizeof(expected), "auto, or %d (ob1's headers) to btl_smx_max_send_size "
+             "(%zu)", SMX_EAGER_LIMIT_MIN, most);
     return smx_refuse(name, limit, expected);
 }
 
@@ -577,7 +475,7 @@ bool mca_btl_smx_params_valid(void)
         return false;
     }
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        if (!smx_eager_valid(smx_eager_name(cls, name, sizeof(name)), c->eager_limit[cls], false)) {
+        if (!smx_eager_valid(smx_eager_name(cls, name, sizeof(name)), c->eager_limit[cls])) {
             return false;
         }
     }
@@ -595,6 +493,5 @@ bool mca_btl_smx_params_valid(void)
                        ? (long long) SMX_MULTI_MAX * c->frag_size : INT_MAX)) {
         return false;
     }
-    return smx_eager_valid("btl_smx_eager_limit_busy", c->eager_limit_busy, true)
-           && smx_eager_valid("btl_smx_eager_limit_window", c->eager_limit_window, true);
+    return true;
 }

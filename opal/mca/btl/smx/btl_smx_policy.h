@@ -2,12 +2,13 @@
 /*
  * btl/smx policy: where a message goes eagerly, by single copy or by double copy.
  *
- * Built once per process, at the first add_procs, from the parameters, the node's
- * calibration file, the number of processes on the node, the hardware threads and what a
- * single copy costs here (read or measured once per node, btl_smx_calibrate.c).
- * Afterwards the node's load counter, read at each decision, and what each peer's gets
- * were measured to cost (btl_smx_adapt.h) change an answer. docs/using-smx.md ("How
- * btl/smx decides") has the same rules as a table.
+ * One decision, per peer and size range, by measurement (btl_smx_choice.h): the receiver
+ * times the messages of each sender, per way they came, and tells the sender the way it
+ * wants (a word, SMX_KIND_WANT); the sender sets its class's eager limit for the message
+ * at hand from it, and pushes a rendezvous ahead where it says double copy. Where a peer
+ * starts: the class's prior (a shared cache: eagerly up to a fragment, double copy above;
+ * otherwise single copy from 4 KiB), unless a parameter pins a class's eager limit or its
+ * single-copy threshold. docs/using-smx.md ("How btl/smx decides") has the rules and why.
  */
 #ifndef MCA_BTL_SMX_POLICY_H
 #define MCA_BTL_SMX_POLICY_H
@@ -18,74 +19,26 @@
 
 BEGIN_C_DECLS
 
-struct smx_segment_header;
-
-struct smx_class_policy {
-    size_t eager_limit;          /* largest eager message (ob1 reads it from the module) */
-    size_t rndv_eager_limit;     /* first fragment of a rendezvous that cannot go by get */
-    size_t single_copy_min;      /* node idle: smallest get by single copy; 0 never */
-    size_t single_copy_min_busy; /* node busy: the same */
-};
-
 struct smx_policy {
     bool built;
-    struct smx_class_policy cls[SMX_CLASS_COUNT];
-    size_t window_max;      /* every get of 1 to window_max bytes by single copy */
-    bool every_get_single;  /* oversubscribed (and single copy cheap): every get */
-    bool busy_always;       /* more processes than btl_smx_busy_ranks: busy from the start */
-    int busy_transfers;     /* busy while more large transfers are in flight; < 0: never */
-    bool push;              /* serve an exchange's double-copy get by one copy into the peer */
-    bool adaptive;          /* each peer's gets by the copy measured faster (btl_smx_adapt.h) */
-    bool by_work;           /* ... measured by the CPU time its copies take, not how long
-                               the get lasts: more processes than hardware threads */
+    size_t eager_pin[SMX_CLASS_COUNT];   /* a class's eager limit set by a parameter; 0: measured */
+    int single_pin[SMX_CLASS_COUNT];     /* its single-copy threshold set by one (bytes, or
+                                            SMX_NEVER); SMX_MEASURED: measured */
+    size_t eager_most;      /* the largest eager message (a fragment) */
+    size_t late_limit;      /* ... to a late receiver (btl_smx_skew.c); eager_most if none */
     int pieces_max;         /* a peer's get pieces of mine in shared memory at a time */
     uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again */
-    bool late_all;          /* every receiver taken for late (btl_smx_skew.c): crowded,
-                               gets not all by single copy, and a skew limit the area
-                               allows */
-    /* what it was built from, for btl_base_verbose */
-    double cost;            /* a single copy in memcpys; < 0: unknown */
-    const char *cost_origin;
-    const char *thresholds_origin; /* "file": some from the calibration file; "defaults" */
 };
 
 extern struct smx_policy mca_btl_smx_policy;
 
-/* Does the policy depend on what a single copy costs here (then local rank 0 measures
- * it at init, unless the calibration file or a parameter gives it)? */
-bool mca_btl_smx_policy_needs_cost(void);
-/* Build the policy once (cost: the node's, or NAN if there is none; where it and the
- * thresholds came from, for btl_smx_policy). */
-void mca_btl_smx_policy_build(double cost, const char *cost_origin, const char *thresholds_origin);
-
-/* btl_smx_calibrate.c: the numbers measured on the node. */
-/* The calibration file this process uses (btl_smx_calibration_file, 'auto' resolved);
- * NULL: none. */
-const char *mca_btl_smx_calibration_path(void);
-/* Local rank 0, at init: read the calibration file (or measure, and write it) into its
- * segment's header. */
-void mca_btl_smx_calibrate_node(void);
-/* Every process, at its first add_procs: the policy from the node's numbers as local rank
- * 0's header 'h' holds them (NULL, or not filled: this process measures for itself). */
-void mca_btl_smx_policy_build_for_node(const struct smx_segment_header *h);
-/* The same at the first add_procs, from local rank 0's segment (mapped first), and every
- * module given its limits. */
+/* Build the policy once, at the first add_procs, and give every module its limits. */
 void mca_btl_smx_policy_setup(void);
-/* Give a module the limits of its class (shorter while a peer's measurements say so:
- * mca_btl_smx_copy_measured): the one place a module's limits are set. */
-void mca_btl_smx_policy_apply(mca_btl_smx_module_t *module);
+/* A peer's choice and the word its sender side starts from (its class is known). */
+void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep);
 /* Publish the policy and the class of every attached peer in btl_smx_policy (and print
  * it at btl_base_verbose info when it changed). */
 void mca_btl_smx_policy_publish(void);
-
-static inline bool mca_btl_smx_node_busy(const struct smx_policy *p)
-{
-    const uint32_t *counter = mca_btl_smx_component.transfers_in_flight;
-
-    return p->busy_always
-           || (p->busy_transfers >= 0 && NULL != counter
-               && __atomic_load_n(counter, __ATOMIC_RELAXED) > (uint32_t) p->busy_transfers);
-}
 
 static inline uint64_t mca_btl_smx_now_ns(void)
 {
@@ -95,78 +48,84 @@ static inline uint64_t mca_btl_smx_now_ns(void)
     return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
 }
 
-/* What the rules above say a get of 'size' bytes from ep starts with (before any
- * measurement); ep has a single-copy endpoint. */
-static inline bool mca_btl_smx_single_copy_by_rule(const mca_btl_smx_endpoint_t *ep,
-                                                   size_t size)
+/* What a message carries of its sender's clock: the low 32 bits of the ns (never 0, which
+ * means "not timed"); a receiver takes the difference within about 4 s. */
+static inline uint32_t mca_btl_smx_stamp_now(void)
 {
-    const struct smx_policy *p = &mca_btl_smx_policy;
-    const struct smx_class_policy *k = &p->cls[ep->cls];
-    size_t min;
-
-    if (p->every_get_single || (0 != size && size <= p->window_max)) {
-        return true;
-    }
-    min = k->single_copy_min;
-    if (k->single_copy_min_busy != min && mca_btl_smx_node_busy(p)) {
-        min = k->single_copy_min_busy;
-    }
-    return 0 != min && size >= min;
+    return (uint32_t) mca_btl_smx_now_ns() | 1u;
 }
 
-/*
- * The one decision between single and double copy, for this peer, this size, now.
- * serving: this process is asked for the data (it may push it by one copy into the
- * peer, an exchange); otherwise it pulls the data (btl_get): the rules above say where a
- * peer starts, and its measured gets where it goes from there.
- */
-static inline bool mca_btl_smx_single_copy(mca_btl_smx_endpoint_t *ep, size_t size,
-                                           bool serving)
+/* Sender: a message to ep is at hand: time it? A clock read costs 55-70 ns in the
+ * development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16, and
+ * every one for a while after the receiver's word changed (a try is under way); every
+ * rendezvous (the receiver also learns from it how long the message waited for it:
+ * btl_smx_skew.c). 0: not timed. */
+static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendezvous)
+{
+    if (rendezvous || 0 != ep->stamp_all) {
+        if (0 != ep->stamp_all) {
+            ep->stamp_all--;
+        }
+        return mca_btl_smx_stamp_now();
+    }
+    return 0 == (++ep->stamp_tick & 15u) ? mca_btl_smx_stamp_now() : 0;
+}
+
+/* Sender: ob1 hands me a message of 'size' bytes for ep (eagerly, or the header of a
+ * rendezvous); set the class's eager limit, which ob1 reads for its next message, as the
+ * peer's word says for messages of this size. */
+static inline void mca_btl_smx_eager_follow(mca_btl_smx_endpoint_t *ep, size_t size)
 {
     const struct smx_policy *p = &mca_btl_smx_policy;
-    bool single;
+    mca_btl_smx_module_t *m = ep->module;
+    size_t limit;
+
+    if (size < SMX_CHOICE_MIN || NULL == m || 0 != p->eager_pin[m->cls]) {
+        return;
+    }
+    limit = SMX_SKEW_ALWAYS == mca_btl_smx_component.skew
+                ? p->late_limit
+                : smx_choice_eager_limit(ep->want, size, p->eager_most, p->late_limit);
+    if (limit != m->super.btl_eager_limit) {
+        m->super.btl_eager_limit = limit;
+    }
+}
+
+/* Sender: push a rendezvous of 'size' bytes to ep ahead of its get (a double copy)? */
+static inline bool mca_btl_smx_push_wanted(const mca_btl_smx_endpoint_t *ep, size_t size)
+{
+    const int pin = mca_btl_smx_policy.single_pin[ep->cls];
+    const int r = smx_choice_range_of(size);
+
+    if (SMX_MEASURED != pin) {
+        return NULL == ep->smsc_endpoint || SMX_NEVER == pin || size < (size_t) pin;
+    }
+    return NULL == ep->smsc_endpoint || !SMX_CHOICE_SINGLE(ep->want, r < 0 ? 0 : r);
+}
+
+/* Receiver: does my get of 'size' bytes from ep (not pushed) go by single copy? */
+static inline bool mca_btl_smx_single_copy(const mca_btl_smx_endpoint_t *ep, size_t size)
+{
+    const int pin = mca_btl_smx_policy.single_pin[ep->cls];
 
     if (NULL == ep->smsc_endpoint) {
         return false;
     }
-    if (serving) {
-        return p->push && __atomic_load_n(&ep->pulling, __ATOMIC_RELAXED) > 0;
+    if (SMX_MEASURED != pin) {
+        return SMX_NEVER != pin && size >= (size_t) pin;
     }
-    single = mca_btl_smx_single_copy_by_rule(ep, size);
-    if (!p->adaptive) {
-        return single;
-    }
-    return SMX_COPY_SINGLE == smx_adapt_choose(&ep->adapt, size,
-                                               single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
+    return smx_choice_single(&ep->choice, size);
 }
 
-/* The same question asked where no get follows (the sender deciding to push ahead,
- * btl_smx_push.c): the method in use, without taking a turn of the adaptive copy's tries,
- * which only a get can measure. */
-static inline bool mca_btl_smx_single_copy_now(const mca_btl_smx_endpoint_t *ep, size_t size)
-{
-    bool single;
-
-    if (NULL == ep->smsc_endpoint) {
-        return false;
-    }
-    single = mca_btl_smx_single_copy_by_rule(ep, size);
-    if (!mca_btl_smx_policy.adaptive) {
-        return single;
-    }
-    return SMX_COPY_SINGLE == smx_adapt_current(&ep->adapt, size,
-                                                single ? SMX_COPY_SINGLE : SMX_COPY_DOUBLE);
-}
-
-/* Messages above this many bytes go to btl_get, not eagerly, while single copy from a
- * peer of the module's class is measured at most half as dear as double copy up to
- * SMX_SHORT_EAGER_UPTO bytes (as btl/sm's default eager limit: smaller messages gain
- * nothing from a single copy). */
-#define SMX_SHORT_EAGER 4096
-#define SMX_SHORT_EAGER_UPTO (256 * 1024)
-/* Gets from this peer completed: 'how' moved 'bytes' in 'ns' (the range of 'size'). */
-void mca_btl_smx_copy_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_copy how,
-                               uint64_t bytes, uint64_t ns);
+/* Receiver: a message of 'size' bytes from ep came 'way', stamped by its sender (0: not
+ * timed), and its data is in place now: measure it, and tell the sender if its way
+ * changes. */
+void mca_btl_smx_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_way way,
+                          uint32_t stamp);
+/* Receiver: tell ep my word now, if it is not the one it has (skew too: btl_smx_skew.c). */
+void mca_btl_smx_want_say(mca_btl_smx_endpoint_t *ep);
+/* Sender: ep's word (SMX_KIND_WANT). */
+void mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 
 END_C_DECLS
 

@@ -4,8 +4,8 @@
  *
  * A double-copy get costs a round trip before its first byte moves (ob1's header reaches
  * the receiver, which matches it and asks; only then does the sender copy). So a
- * rendezvous of at most btl_smx_push_max bytes to a peer whose gets go by double copy
- * does not wait for the asking. ob1 registers the send buffer with the endpoint
+ * rendezvous of at most btl_smx_push_max bytes to a peer whose word says double copy for
+ * its size (btl_smx_policy.h, mca_btl_smx_push_wanted) does not wait for the asking. ob1 registers the send buffer with the endpoint
  * (btl_register_mem) right before it sends that header; the registration handle, which
  * the header carries, names a push, and from the header's btl_send on the sender copies
  * the buffer to the peer in pieces, as if asked. The receiver's get of that range takes
@@ -62,7 +62,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
     }
     op = ep->push_in_op;
     if (NULL != op) {
-        mca_btl_smx_copy_out(ep, op->local + offset, piece + 1, chunk, 2);
+        memcpy(op->local + offset, piece + 1, chunk);
         op->received += chunk;
         if (op->received == op->size) {
             done = op;
@@ -100,8 +100,7 @@ bool mca_btl_smx_push_get(mca_btl_smx_endpoint_t *ep, smx_get_op_t *op, uint64_t
             OPAL_THREAD_UNLOCK(&ep->push_in_lock);
             mca_btl_smx_fatal(ep, "a push of another size than its registration");
         }
-        /* three copies: the sender's in, mine into the parking buffer, this one */
-        mca_btl_smx_copy_out(ep, op->local, ep->push_in_parked, ep->push_in_arrived, 3);
+        memcpy(op->local, ep->push_in_parked, ep->push_in_arrived);
         op->received = ep->push_in_arrived;
         free(ep->push_in_parked);
         ep->push_in_parked = NULL;
@@ -138,15 +137,24 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const size_t data = c->smsc_data_size;
-    const bool push = 0 != c->push_max && NULL != ep
-                      && 0 != (flags & MCA_BTL_REG_FLAG_REMOTE_READ) && 0 != size
-                      && size <= (size_t) c->push_max && 0 == ep->push_token
-                      && !mca_btl_smx_single_copy_now(ep, size);
+    const bool remote = NULL != ep && 0 != (flags & MCA_BTL_REG_FLAG_REMOTE_READ);
+    const bool push = remote && 0 != c->push_max && 0 != size && size <= (size_t) c->push_max
+                      && 0 == ep->push_token && mca_btl_smx_push_wanted(ep, size);
+    /* a rendezvous's header follows: its time is measured from here (btl_smx_choice.h) */
+    const uint32_t stamp = remote ? mca_btl_smx_stamp(ep, true) : 0;
     struct smx_registration *r;
     smx_serve_t *serve;
 
     (void) btl;
+    if (remote) {
+        mca_btl_smx_eager_follow(ep, size);
+    }
     if (!push && 0 == data) {
+        /* one handle for all: ob1 copies its bytes into its header at once (threads that
+         * register at the same moment may swap their stamps: a measurement's noise) */
+        smx_no_registration.handle.base = (uint64_t) (uintptr_t) base;
+        smx_no_registration.handle.size = size;
+        smx_no_registration.handle.stamp = stamp;
         return &smx_no_registration.handle;
     }
     r = malloc(sizeof(*r) + data);
@@ -158,6 +166,8 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     r->handle.token = 0;
     r->handle.base = (uint64_t) (uintptr_t) base;
     r->handle.size = size;
+    r->handle.stamp = stamp;
+    r->handle.pad = 0;
     if (0 != data) {
         r->smsc_reg = MCA_SMSC_CALL(register_region, base, size);
         if (NULL == r->smsc_reg) {
@@ -177,10 +187,8 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
             ep->push_serve = serve;
             serve->op = r->handle.token;
             serve->src = base;
-            serve->destination = 0;
             serve->size = size;
             serve->sent = 0;
-            serve->pushed = false;
         } else {
             opal_free_list_return(&c->serves, &serve->super);
         }

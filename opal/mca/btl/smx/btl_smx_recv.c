@@ -11,6 +11,7 @@
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_get.h"
+#include "btl_smx_policy.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -68,9 +69,11 @@ static size_t smx_gather_multi(mca_btl_smx_endpoint_t *ep, const void *payload, 
 }
 
 /* A message from a peer: upper-layer fragments go to the registered callback, with the
- * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). */
+ * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). A stamped one
+ * (its sender's clock, btl_smx_policy.h) is measured once the callback has put its data
+ * in place. */
 static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, void *payload,
-                        size_t len)
+                        size_t len, uint32_t stamp)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     /* skew (btl_smx_skew.c): a get ob1 starts from here is one the receive waited for; a
@@ -95,6 +98,9 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
                                                   .tag = tag,
                                                   .cbdata = reg->cbdata};
         reg->cbfunc(&ep->module->super, &desc);
+        if (0 != stamp) {
+            mca_btl_smx_measured(ep, len, SMX_WAY_EAGER, stamp);
+        }
         break;
     }
     case SMX_KIND_GET_REQ:
@@ -103,8 +109,8 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
     case SMX_KIND_GET_DATA:
         mca_btl_smx_get_piece_arrived(ep, payload, len);
         break;
-    case SMX_KIND_SKEW:
-        mca_btl_smx_skew_told(ep, payload, len);
+    case SMX_KIND_WANT:
+        mca_btl_smx_want_heard(ep, payload, len);
         break;
     default: /* SMX_KIND_SKIP: nothing */
         break;
@@ -150,7 +156,7 @@ static void smx_deliver_chunk(mca_btl_smx_endpoint_t *ep, uint64_t offset)
     } else if (SMX_KIND_REF == chunk->kind || SMX_KIND_RING == chunk->kind) {
         mca_btl_smx_fatal(ep, "a message of a kind that cannot come this way");
     } else {
-        smx_deliver(ep, chunk->kind, chunk->tag, chunk + 1, chunk->len);
+        smx_deliver(ep, chunk->kind, chunk->tag, chunk + 1, chunk->len, chunk->stamp);
     }
     __atomic_store_n(&chunk->done, 1, __ATOMIC_RELEASE);
 }
@@ -184,9 +190,9 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
                 smx_prefetch_away((char *) ep->peer_segment + ref->offset, ref->len);
             }
             smx_deliver(ep, ref->kind, rec->tag, (char *) ep->peer_segment + ref->offset,
-                        ref->len);
+                        ref->len, ref->stamp);
         } else {
-            smx_deliver(ep, rec->kind, rec->tag, rec + 1, rec->len);
+            smx_deliver(ep, rec->kind, rec->tag, rec + 1, rec->len, 0);
         }
         ep->in_tail += lines;
         smx_ring_consumed(ring, ep->in_tail);

@@ -43,8 +43,8 @@ static uint32_t smx_queue_entries_for(int num_local)
  * Map every page of [addr, addr + len) now, writable or for reading: a chunk area's pages
  * would otherwise fault one by one in the middle of the first transfers through them
  * (tmpfs allocates a page at its first write, and each process maps it at its first
- * touch), and those first transfers would look dearer than they are to the adaptive copy
- * (btl_smx_adapt.h). Kernels before 5.14 have no MADV_POPULATE_*: each page is touched.
+ * touch), and those first transfers would look dearer than they are to the choice of way
+ * (btl_smx_choice.h). Kernels before 5.14 have no MADV_POPULATE_*: each page is touched.
  */
 void mca_btl_smx_prefault(void *addr, size_t len, bool write)
 {
@@ -230,8 +230,6 @@ int mca_btl_smx_segment_create(void)
     h->size = c->segment_size;
     mca_btl_smx_prefault((char *) c->segment + area_offset, c->area_max, true);
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
-    /* Until local rank 0 is attached, count my own transfers in my own header. */
-    c->transfers_in_flight = &h->transfers_in_flight;
     c->num_hot = c->num_active = 0;
     /* (zeroed pages: memory only for the entries in use) */
     const size_t most_peers = (size_t) c->num_local + SMX_GUESTS_MAX;
@@ -299,7 +297,6 @@ void mca_btl_smx_segment_destroy(void)
         c->segment_fd = -1;
     }
     if (NULL != c->segment) {
-        c->transfers_in_flight = NULL;
         (void) opal_shmem_unlink(&c->seg_ds); /* normally gone already */
         (void) opal_shmem_segment_detach(&c->seg_ds);
         c->segment = NULL;

@@ -82,11 +82,13 @@ bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep)
     return NULL == ep->stalled;
 }
 
-static void smx_chunk_fill(struct smx_chunk *chunk, size_t len, uint8_t kind, uint8_t tag)
+static void smx_chunk_fill(struct smx_chunk *chunk, size_t len, uint8_t kind, uint8_t tag,
+                           uint32_t stamp)
 {
     chunk->len = (uint32_t) len;
     chunk->tag = tag;
     chunk->kind = kind;
+    chunk->stamp = stamp;
 }
 
 /* A ring's key (btl_smx_types.h): random, its top bit set (never 0, the fresh lines'
@@ -171,7 +173,7 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     offer->lines = lines;
     offer->key = ep->out_key = smx_ring_key();
     ep->out_lines = lines;
-    smx_chunk_fill(p.slot->chunk, sizeof(*offer), SMX_KIND_RING, 0);
+    smx_chunk_fill(p.slot->chunk, sizeof(*offer), SMX_KIND_RING, 0, 0);
     smx_queue_send(ep, p.slot); /* (if it stalls, the ring is used once it goes) */
     ep->out_head = ep->out_seen = 0;
     OPAL_THREAD_LOCK(&c->lock);
@@ -206,6 +208,7 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     p->rec = NULL;
     p->slot = NULL;
     p->skip = 0;
+    p->stamp = 0;
     if (!mca_btl_smx_unstall(ep)) {
         return false; /* a message to this peer is still waiting for its queue */
     }
@@ -286,7 +289,7 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
             *link = s;
             link = &s->parts;
         }
-        smx_chunk_fill(p->slot->chunk, len, kind, tag);
+        smx_chunk_fill(p->slot->chunk, len, kind, tag, p->stamp);
         smx_queue_send(ep, p->slot);
         ep->queued++;
         return;
@@ -303,6 +306,7 @@ static void smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size
         struct smx_chunk_ref *ref = (struct smx_chunk_ref *) (p->rec + 1);
         ref->offset = p->slot->offset + (uint64_t) ((char *) p->data - (char *) p->slot->chunk);
         ref->len = (uint32_t) len;
+        ref->stamp = p->stamp;
         ref->kind = kind;
         len = sizeof(*ref);
         kind = SMX_KIND_REF;
@@ -364,7 +368,7 @@ bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size
     list = p.data;
     for (s = parts; NULL != s; s = s->next, ++i) {
         const size_t len = total - at < room ? total - at : room;
-        smx_chunk_fill(s->chunk, len, SMX_KIND_AM, tag);
+        smx_chunk_fill(s->chunk, len, SMX_KIND_AM, tag, 0);
         list->part[i].offset = s->offset + sizeof(struct smx_chunk);
         list->part[i].len = (uint32_t) len;
         iov[i].iov_base = s->chunk + 1;

@@ -15,6 +15,7 @@
 
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_policy.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -128,6 +129,10 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     if (OPAL_UNLIKELY(total > btl->btl_eager_limit)) {
         goto fallback;
     }
+    /* a message the choice is about: the next one's limit, and maybe its time
+     * (btl_smx_policy.h) */
+    const uint32_t stamp = total >= SMX_CHOICE_MIN ? mca_btl_smx_stamp(endpoint, false) : 0;
+    mca_btl_smx_eager_follow(endpoint, total);
     if (OPAL_UNLIKELY(total > btl->btl_max_send_size)) {
         /* above a fragment, under a late receiver's eager limit (btl_smx_skew.c): in
          * several chunks, written here */
@@ -161,6 +166,7 @@ int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         }
     }
     if (mca_btl_smx_post_begin(endpoint, total, false, &p)) {
+        p.stamp = stamp;
         if (!smx_sendi_fill(endpoint, p.data, header, header_size, convertor, payload_size)) {
             mca_btl_smx_post_abandon(endpoint, &p);
             goto out;

@@ -11,22 +11,22 @@
  * The receiver finds out. A get it starts while it is not handing that sender's message
  * to ob1 is one whose rendezvous waited in ob1's unexpected queue: the receive was posted
  * after the message came. If that get starts more than btl_smx_skew_late_us after its
- * previous get from that sender ended, the receiver was away that long while the sender
- * waited. After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and tells
- * it so (a message of its own, SMX_KIND_SKEW); a get that starts inside the
- * delivery (the receive was posted first), or soon after the previous one (the receiver
+ * sender registered the buffer (the stamp its handle carries), the sender waited that
+ * long for this receiver. (The time since the previous get ended, which this used to
+ * be, is a round trip in a ping-pong of 64 KiB off cache: every receiver looked late.) After SMX_SKEW_LATE_GETS such gets in a row it is late to that sender, and tells
+ * it so (its word, SMX_KIND_WANT, says "late": btl_smx_choice.h); a get that starts inside
+ * the delivery (the receive was posted first), or soon after the previous one (the receiver
  * is busy with that very sender), starts the count again. It takes it back once it has
  * had to wait for SMX_SKEW_WAITED of that sender's messages in a row (a progress call
  * found nothing at all before each; the pieces of its own double-copy gets do not count,
  * it waits for those in any case): it is then ahead of it, and tells the sender that too.
  * Other messages pay two stores and a test of a flag for it (smx_deliver).
  *
- * The sender listens. While a peer of a class says it is late, that class's
- * module has the eager limit btl_smx_skew_eager_limit, as far as my chunk area holds such
- * messages (mca_btl_smx_skew_init): ob1 reads the limit at every send, so messages up to
- * it go eagerly, in several chunks of mine (SMX_KIND_MULTI), and the send completes once
- * they are written. Its other peers then get their messages eagerly too, as long as that
- * lasts (ob1 takes its limits from the module, and a module serves a class).
+ * The sender listens. While a receiver's word says it is late, every message to it up to
+ * btl_smx_skew_eager_limit goes eagerly, as far as my chunk area holds such messages
+ * (mca_btl_smx_skew_init; btl_smx_policy.h, mca_btl_smx_eager_follow): above a fragment
+ * in several chunks of mine (SMX_KIND_MULTI), and the send completes once they are
+ * written.
  */
 #include "opal_config.h"
 
@@ -76,7 +76,6 @@ void mca_btl_smx_skew_init(void)
 static void smx_skew_say(mca_btl_smx_endpoint_t *ep, bool late)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    mca_btl_smx_frag_t *frag;
 
     /* (a get in one thread and progress in another may both decide: one says it) */
     OPAL_THREAD_LOCK(&c->lock);
@@ -88,32 +87,27 @@ static void smx_skew_say(mca_btl_smx_endpoint_t *ep, bool late)
     ep->skew_idle_seen = c->skew_idle;
     ep->skew_waited = ep->skew_late_gets = 0;
     c->skew_late_count += late ? 1 : -1;
+    ep->choice.late = late;
     OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_count(late ? &c->stats.skew_late : &c->stats.skew_caught_up);
-    /* a small descriptor: never refused (btl_smx_frag.c) */
-    frag = mca_btl_smx_frag_alloc(ep, sizeof(uint64_t));
-    if (NULL != frag) {
-        *(uint64_t *) frag->data = late;
-        frag->kind = SMX_KIND_SKEW;
-        frag->tag = 0;
-        frag->segment.seg_len = sizeof(uint64_t);
-        frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-        (void) mca_btl_smx_send_internal(frag);
-    }
+    mca_btl_smx_want_say(ep);
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: %s %s",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
                         late ? "late to" : "caught up with",
                         NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer");
 }
 
-void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint64_t now)
+void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     if (ep->skew_late) {
         return;
     }
-    if (c->delivering == ep || 0 == ep->skew_get_end || now - ep->skew_get_end <= c->skew_late_ns) {
+    /* the receive was there first, or the message waited no longer than the limit since
+     * its sender registered it (the stamp: btl_smx_policy.h) */
+    if (c->delivering == ep || 0 == stamp
+        || (uint32_t) mca_btl_smx_now_ns() - stamp <= c->skew_late_ns) {
         ep->skew_late_gets = 0;
         return;
     }
@@ -135,32 +129,4 @@ void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep)
     } else {
         ep->skew_waited = 0;
     }
-}
-
-void mca_btl_smx_skew_told(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
-{
-    mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    uint64_t word = 0;
-    bool told;
-
-    if (len != sizeof(word)) {
-        mca_btl_smx_fatal(ep, "a malformed word on skew");
-    }
-    memcpy(&word, payload, sizeof(word));
-    told = 0 != word && SMX_SKEW_ON == c->skew && 0 != c->skew_eager_max;
-    if (told == ep->skew_told || NULL == ep->module) {
-        return;
-    }
-    OPAL_THREAD_LOCK(&c->lock);
-    ep->skew_told = told;
-    ep->module->late_peers += told ? 1 : -1;
-    mca_btl_smx_policy_apply(ep->module);
-    mca_btl_smx_count(&c->stats.skew_switches);
-    OPAL_THREAD_UNLOCK(&c->lock);
-    opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT,
-                        "btl:smx: %s: %s is %s: eager limit of class %s %zu (%d late peers)",
-                        OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
-                        NULL != ep->proc ? OPAL_NAME_PRINT(ep->proc->proc_name) : "a peer",
-                        told ? "late" : "back in step", smx_locality_class_name(ep->module->cls),
-                        ep->module->super.btl_eager_limit, ep->module->late_peers);
 }

@@ -4,7 +4,7 @@
  * process, so fields have fixed sizes and the hot ones sit alone on a cache line.
  *
  * A process's segment (a sparse file: a page takes memory only once written):
- *   struct smx_segment_header   the node's shared values, my receive queue's indices,
+ *   struct smx_segment_header   my receive queue's indices,
  *                               the names of the processes of other jobs writing to me
  *   struct smx_queue_entry[q]   my receive queue: every local sender may add to it
  *   chunk area                  the buffers of my messages in flight (struct smx_chunk +
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7838717565ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7838717566ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
@@ -33,7 +33,7 @@ enum smx_kind {
     SMX_KIND_REF,     /* pair ring only: the message is in a chunk (struct smx_chunk_ref) */
     SMX_KIND_MULTI,   /* an upper-layer fragment larger than a chunk, in several (struct
                          smx_chunk_list), dispatched by its tag */
-    SMX_KIND_SKEW,    /* "I am late to you" (1) or "no longer" (0): one byte (btl_smx_skew.c) */
+    SMX_KIND_WANT,    /* "send me your messages this way": a 32-bit word (btl_smx_choice.h) */
 };
 
 /*
@@ -64,7 +64,7 @@ struct smx_chunk {
     uint8_t kind;  /* enum smx_kind */
     uint16_t pad0;
     uint32_t done; /* through a queue: set to 1 (release) by the receiver once through */
-    uint32_t pad1;
+    uint32_t stamp; /* the sender's clock when it took the message (btl_smx_policy.h); 0: none */
 };
 _Static_assert(sizeof(struct smx_chunk) == 16, "a chunk header is 16 bytes");
 
@@ -113,8 +113,9 @@ _Static_assert(sizeof(struct smx_record) == 16, "a record header is 16 bytes");
 struct smx_chunk_ref {
     uint64_t offset;
     uint32_t len;
+    uint32_t stamp; /* as a chunk's (struct smx_chunk) */
     uint8_t kind;
-    uint8_t pad[3];
+    uint8_t pad[7];
 };
 
 /* SMX_KIND_MULTI payload: the chunks of the writer's segment that hold one message, in
@@ -140,27 +141,6 @@ struct smx_ring_offer {
     uint32_t pad;
 };
 
-/* What local rank 0 found at init for the node: its calibration file's values and what a
- * single copy costs (btl_smx_calibrate.c). Written before the modex, which orders it
- * before any peer reads it; 'ready' says it was written at all. */
-#define SMX_CALIB_SLOTS 16 /* values a calibration file may give (btl_smx_calfile.h) */
-enum smx_cost_from {
-    SMX_COST_NONE = 0,     /* not known: nothing local rank 0 runs depends on it */
-    SMX_COST_MEASURED,     /* measured by local rank 0 at init */
-    SMX_COST_FILE,         /* read from the calibration file */
-    SMX_COST_UNMEASURABLE, /* the probe could not copy */
-};
-struct smx_node_numbers {
-    uint32_t ready;     /* 1 once local rank 0 has filled the rest */
-    uint32_t cost_from; /* enum smx_cost_from */
-    double cost;        /* a single copy in memcpys; < 0: unknown */
-    uint32_t from_file; /* bit i: value[i] came from the calibration file */
-    int32_t value[SMX_CALIB_SLOTS];
-    uint8_t pad[2 * SMX_CACHE_LINE - 20 - 4 * SMX_CALIB_SLOTS];
-};
-_Static_assert(sizeof(struct smx_node_numbers) == 2 * SMX_CACHE_LINE,
-               "the node's numbers take two cache lines");
-
 /* Processes of other jobs that may write to my queue (SMX_CHUNK_ID's slot). */
 #define SMX_GUESTS_MAX 4096
 
@@ -176,14 +156,6 @@ struct smx_segment_header {
      * file, so nothing of ours stays in /dev/shm once the job is wired up. */
     uint32_t attached;
     uint8_t pad1[SMX_CACHE_LINE - 4];
-    /* Node-wide count of large transfers in flight: used in local rank 0's segment only,
-     * every process of the job updates that one (load awareness, btl_smx_get.c). */
-    uint32_t transfers_in_flight;
-    uint8_t pad2[SMX_CACHE_LINE - 4];
-    /* The node's numbers, as local rank 0 found them at init (btl_smx_calibrate.c): one
-     * reading of the calibration file or one measurement per node, the same decisions
-     * everywhere. */
-    struct smx_node_numbers node;
     /* My receive queue: the next entry I read (written by me), the next one a sender
      * claims (senders' compare-and-swap). */
     uint64_t queue_head;
@@ -203,11 +175,9 @@ struct smx_get_request {
     uint64_t op;             /* the requester's operation, returned in every piece */
     uint64_t remote_address; /* in the address space of the process that serves it */
     uint64_t size;
-    uint64_t destination;    /* the requester's buffer, for a server that pushes it whole */
 };
 
 /* Header of the payload of SMX_KIND_GET_DATA; the data follows. */
-#define SMX_PIECE_PUSHED UINT64_MAX /* offset of a piece saying: all of it was pushed */
 /* 'op' of a piece its sender sent before any get asked for it (btl_smx_get.c, "pushed
  * ahead"): this bit and the sender's number for the push, not the requester's op. */
 #define SMX_PUSH_TOKEN (UINT64_C(1) << 63)
