@@ -8,7 +8,7 @@
 # What in a kernel log means the kernel (or a module) misbehaved; shared with the tests
 # that check the log themselves.
 GUEST_TROUBLE=$(cat "$(dirname "${BASH_SOURCE[0]}")/kernel-log-trouble")
-GUEST_PASS_ENV='PATH|LD_LIBRARY_PATH|HOME|TERM|LANG|LANGUAGE|LC_[A-Z]+|TZ|MPICC'
+GUEST_PASS_ENV='PATH|LD_LIBRARY_PATH|OPAL_PREFIX|HOME|TERM|LANG|LANGUAGE|LC_[A-Z]+|TZ|MPICC'
 GUEST_PASS_ENV+='|(SMX|OMPI|PRTE|PMIX|HWLOC)_[A-Za-z0-9_]+'
 GUEST_CTL=
 GUEST_DMESG_FILE=
