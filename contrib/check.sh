@@ -7,6 +7,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 start=$SECONDS
 "$top/contrib/setup.sh" "$@"
 . "$top/contrib/env.sh"
+durations() { # each test's time, longest first (tests/timed.sh ends its log with it)
+	echo "== time per test (s) =="
+	find "$SMX_BUILD/tests" -name '*.log' ! -name test-suite.log -exec grep -h '^timed: ' {} + |
+		sed -n 's/^timed: \(.*\) took \([0-9]*\) s, exit \(.*\)/\2 \1 (exit \3)/p' | sort -rn
+}
 echo "== make check (unit, ompi_info, MPI suite on host and in the VM, benchmark) =="
 if ! make -C "$SMX_BUILD" -j1 check; then
 	echo "== failed tests' logs =="
@@ -16,7 +21,9 @@ if ! make -C "$SMX_BUILD" -j1 check; then
 		echo "---- $log"
 		tail -n 60 "$log"
 	done
+	durations
 	echo "contrib/check.sh: FAILED after $((SECONDS - start)) s" >&2
 	exit 1
 fi
+durations # where the time went (CI's budget is 30 minutes warm)
 echo "contrib/check.sh: all tests passed in $((SECONDS - start)) s"

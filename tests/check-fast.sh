@@ -27,6 +27,7 @@ step() { # step NAME COMMAND...: run it, say how long it took and whether it pas
 step "unit tests" "$build/tests/unit/smx_unit_tests" --gtest_brief=1
 step "ompi_info" bash "$top/tests/check-ompi-info.sh"
 step "parameter tables in docs/" bash "$top/tests/check-param-docs.sh"
+step "commits, tests and files the docs name" bash "$top/tests/check-docs.sh"
 step "kernel style" bash "$top/tests/check-kmod-style.sh"
 for cfg in $SMX_FAST_CONFIGS; do
 	# shellcheck disable=SC2046

@@ -4,8 +4,8 @@
  */
 #include "btl_smx_choice.h"
 
-/* A cost clearly below another: by more than a sixteenth. (An eighth let a single copy
- * 10 % cheaper than an eager double copy go unseen: 16 KiB in cache on the Intel Xeon.) */
+/* A cost clearly below another: by more than a sixteenth (an eighth hid a 10 % gap the
+ * Xeon's table has; docs/design.md, "The switch"). */
 static bool smx_cheaper(uint64_t a, uint64_t b)
 {
     return 0 != a && 0 != b && 16 * a < 15 * b;

@@ -84,10 +84,8 @@ static void smx_policy_build(void)
     p->eager_most = mca_btl_smx_module_template.btl_max_send_size;
     p->late_limit = 0 != c->skew_eager_max ? c->skew_eager_max : p->eager_most;
     /* On a crowded node a rendezvous holds its sender until the receiver is scheduled in,
-     * and a try of one costs a wait for the scheduler: there every message up to a
-     * fragment goes eagerly, as on a shared cache, and only the copy of the larger ones is
-     * measured (4-rank all-to-all on 2 cores of the Zen 4, 2026-11-29: 1.6x at 4-16 KiB
-     * against trying both, docs/performance.md). */
+     * and a try of one waits for the scheduler: there every message up to a fragment goes
+     * eagerly and only the copy of larger ones is measured (docs/design.md, "The switch"). */
     const bool crowded = smx_crowded();
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         p->eager_pin[cls] = SMX_MEASURED != c->eager_limit[cls] ? (size_t) c->eager_limit[cls]

@@ -1,37 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx: how a sender writes a payload into shared memory, chosen per peer from what it
- * measures (pure C, no Open MPI: unit-tested in tests/unit/test_smx_store.cc).
+ * btl/smx: how a sender writes a payload into shared memory, memcpy or non-temporal
+ * stores, chosen per peer from what it measures (pure C, no Open MPI: unit-tested in
+ * tests/unit/test_smx_store.cc).
  *
- * Two ways:
- *   - through the caches (memcpy): the lines land in the sender's cache, and the reader
- *     takes each from there;
- *   - past them (non-temporal stores): the lines go to memory, and the reader reads them
- *     from there.
- * Which is cheaper depends on what lies between the two cores, and that can change while
- * a job runs: a virtual machine whose virtual CPUs the host moves, cores that share no
- * cache. When taking a line from the other core is cheap, memcpy wins (a 16 KiB ping-pong
- * on the Zen 4 development VM: 1.08 us against 1.88); when it is dear, the sender's own
- * memcpy already shows it, stalling on every line it must take back from the reader
- * (16 KiB: 14,300 cycles against 1,000 for quiet), and streaming wins (7.7 us against
- * 2.2). So the sender times one copy in SMX_STORE_TIME_EVERY of the way in use, and one
- * in SMX_STORE_PROBE_EVERY goes the other way, timed; it streams while its memcpy costs more than
- * SMX_STORE_STREAM_RATIO times a streamed copy (measured: at most 1.4x where memcpy wins
- * overall, 4.7-14x where streaming does); it goes back below SMX_STORE_CACHED_RATIO.
- * Copies below SMX_STORE_MIN bytes always go through the caches. Copies below
- * SMX_STORE_TIME_MIN go the way in use but are neither timed nor sampled the other way: the
- * sender's store buffer hides their cost from its own clock (in the far state a 2 KiB
- * memcpy into the ring took the sender 78 cycles against 338 streamed, yet the round trip
- * was 17-20 % faster streamed, 3 KiB alike), so they follow what larger copies to that
- * peer measured.
- *
- * A memcpy sampled while streaming can look cheaper than memcpy in use: it writes lines
- * the streamed copies left in memory, not lines the reader has just taken (4 KiB messages
- * in the far state: 1.8-2x a streamed copy, against 3-4x in use). Memcpy then won back,
- * lost again within a few dozen copies, and so on (seven switches in one benchmark run,
- * 4 KiB 1.70 us a ping-pong against 1.34). So a return to memcpy that lasts fewer than
- * SMX_STORE_SHORT_HOLD copies doubles the interval between memcpy samples while streaming,
- * up to SMX_STORE_PROBE_MAX; one that lasts brings it back to SMX_STORE_PROBE_EVERY.
+ * memcpy leaves the lines in the sender's cache for the reader to take; streaming sends
+ * them to memory. Where taking a line from the other core is dear (virtual CPUs the host
+ * moves, cores that share no cache) the sender's own memcpy stalls on the lines the
+ * reader holds and streaming wins; elsewhere memcpy does, and either can change while a
+ * job runs. So the sender times one copy in SMX_STORE_TIME_EVERY of the way in use and
+ * one in SMX_STORE_PROBE_EVERY the other way; it streams while memcpy costs more than
+ * SMX_STORE_STREAM_RATIO times a streamed copy and goes back below SMX_STORE_CACHED_RATIO.
+ * Copies below SMX_STORE_MIN always use memcpy; below SMX_STORE_TIME_MIN the store
+ * buffer hides their cost from the sender's clock, so they follow what larger copies to
+ * that peer measured. A memcpy sampled while streaming looks cheaper than memcpy in use
+ * (it writes lines no reader has just taken), so a return to memcpy that lasts fewer than
+ * SMX_STORE_SHORT_HOLD copies doubles the interval between memcpy samples, up to
+ * SMX_STORE_PROBE_MAX. The measurements behind these rules: docs/performance.md, "Where
+ * the lines come from, and non-temporal stores on far cores" (a 4 KiB ping-pong that
+ * switched seven times in one run before the hold: 1.70 us against 1.34).
  */
 #ifndef MCA_BTL_SMX_STORE_H
 #define MCA_BTL_SMX_STORE_H
