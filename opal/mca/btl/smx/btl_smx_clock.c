@@ -26,13 +26,23 @@ bool mca_btl_smx_clock_tsc_invariant(void)
 }
 
 /* The counter read on both sides of a clock_gettime(): its midpoint is when the clock was
- * read, to within half a system call where clock_gettime() is one. */
+ * read, to within half the bracket. The tightest of a few brackets, so that a process
+ * preempted inside one (a loaded node) does not skew the rate. */
 static void smx_clock_pair(uint64_t *ns, uint64_t *cycles)
 {
-    const uint64_t before = mca_btl_smx_cycles();
+    uint64_t best = UINT64_MAX;
 
-    *ns = mca_btl_smx_clock_ns();
-    *cycles = before + (mca_btl_smx_cycles() - before) / 2;
+    for (int i = 0; i < 8; ++i) {
+        const uint64_t before = mca_btl_smx_cycles();
+        const uint64_t t = mca_btl_smx_clock_ns();
+        const uint64_t bracket = mca_btl_smx_cycles() - before;
+
+        if (bracket < best) {
+            best = bracket;
+            *ns = t;
+            *cycles = before + bracket / 2;
+        }
+    }
 }
 
 void mca_btl_smx_clock_init(bool tsc)
