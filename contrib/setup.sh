@@ -22,8 +22,8 @@ usage: contrib/setup.sh [--with-ompi=DIR | --own-ompi] [--no-vm] [--no-other-mpi
   --with-ompi=DIR  use the Open MPI (>= 5.0, with devel headers) whose bin/ompi_info is
                    in DIR (also: SMX_OMPI_PREFIX=DIR)
   --own-ompi       build and use $SMX_OMPI_VERSION even when the system has one
-  --no-vm          do not prepare the QEMU guest's kernel (needed only by the VM tests;
-                   one an earlier setup prepared stays in use)
+  --no-vm          do not prepare the QEMU guest's kernels and User-mode Linux (needed
+                   only by the VM tests; those an earlier setup prepared stay in use)
   --no-other-mpis  do not install MPICH 5, Intel MPI and Open MPI 5.0.11 from PyPI
                    (the benchmark's comparison columns; ones installed earlier stay)
   --no-build       set up dependencies only; do not build the project
@@ -111,7 +111,7 @@ packages() {
 		kmod dwarves dkms dpkg-dev python3 file \
 		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb \
 		debootstrap zstd rpm rpmlint gpg gpg-agent
-	[ "$WANT_VM" = 0 ] || echo qemu-system-x86 busybox-static cpio
+	[ "$WANT_VM" = 0 ] || echo qemu-system-x86 busybox-static cpio flex bison bc
 }
 
 step_packages() {
@@ -312,12 +312,18 @@ step_pympi() {
 }
 
 # The guest's kernels: bookworm's (the default guest, and the tree kmod/ is built against
-# when the running kernel has none) and bookworm-backports' (the module's second series).
+# when the running kernel has none), bookworm-backports' and unstable's (the module's
+# second and third series); and User-mode Linux 7.2 (tests/vm/run-in-uml: built once,
+# about 10 minutes on 2 cores).
 step_vm_kernel() {
+	local series
 	VM_KERNEL_DIR=$("$SMX_TOP/tests/vm/prepare-kernel" --series bookworm --print-dir) ||
 		smx_die "could not prepare the VM kernel (bookworm)"
-	"$SMX_TOP/tests/vm/prepare-kernel" --series bookworm-backports >/dev/null ||
-		smx_die "could not prepare the VM kernel (bookworm-backports)"
+	for series in bookworm-backports sid; do
+		"$SMX_TOP/tests/vm/prepare-kernel" --series "$series" >/dev/null ||
+			smx_die "could not prepare the VM kernel ($series)"
+	done
+	run_logged "User-mode Linux" "$SMX_CACHE/prepare-uml.log" "$SMX_TOP/tests/vm/prepare-uml"
 }
 
 step_build() {

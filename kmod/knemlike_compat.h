@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * knemlike: the kernel APIs that changed between the series we support (6.1 .. 6.12).
+ * knemlike: the kernel APIs that changed between the series we support (6.1 .. 7.2).
  * Every difference is detected by Kbuild from the kernel's headers and handled here.
  */
 #ifndef KNEMLIKE_COMPAT_H

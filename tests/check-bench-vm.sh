@@ -5,7 +5,7 @@
 # that emulation makes dear keeps it there as measured), interleaved in one run. TCG timings are not
 # performance evidence: the table is labelled EMULATED. What is checked: every
 # configuration produced a median at every size, knemlike really carried the large
-# messages (its copy counter, or the faults of its attachments, moved), and btl/smx's own count of single-copy gets, which
+# messages (its copy counter, or the faults of its attachments or exports, moved), and btl/smx's own count of single-copy gets, which
 # each of its processes prints at finalize, is above 0.
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -18,7 +18,7 @@ rm -f "$csv" "$log"
 single8k=$(smx_config_args smx-knemlike-single8k)
 cd "$top"
 "$top/tests/vm/run-in-vm" bash -c "
-	used() { echo \$((\$(cat /sys/class/misc/knemlike/stats/copies) + \$(cat /sys/class/misc/knemlike/stats/attach_faults))); }
+	used() { echo \$((\$(cat /sys/class/misc/knemlike/stats/copies) + \$(cat /sys/class/misc/knemlike/stats/attach_faults) + \$(cat /sys/class/misc/knemlike/stats/export_faults))); }
 	before=\$(used)
 	tests/bench/run-bench --np 2 --mode pingpong --reps 2 --samples 2 --sizes 0,64K,1M \
 		--off-cache 16 --preset sm-cma --preset sm-knemlike --preset sm-nosc \
@@ -27,7 +27,7 @@ cd "$top"
 	cat '$log' >&2
 	[ \$rc = 0 ] || exit 1
 	after=\$(used)
-	echo \"knemlike copies and attachment faults during the benchmark: \$((after - before))\"
+	echo \"knemlike copies, attachment and export faults during the benchmark: \$((after - before))\"
 	[ \$((after - before)) -gt 0 ] || { echo 'FAIL: knemlike never copied'; exit 1; }"
 medians=$(awk -F, '$1 == "median" && $10 == 1 && $7 > 0' "$csv" | wc -l)
 [ "$medians" = 12 ] || { echo "FAIL: expected 12 emulated medians in $csv, found $medians"; exit 1; }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# knemlike.ko on both supported kernel series (Debian bookworm's 6.1 and bookworm-backports'
-# 6.12): build it against each series' headers, boot that kernel in the test guest with
-# the module loaded, and run every kernel-module test there (tests/kmod/run-kmod-tests).
+# knemlike.ko on the three supported kernel series (Debian bookworm's 6.1,
+# bookworm-backports' 6.12 and unstable's 7.2): build it against each series' headers
+# (unstable's in a tree of their own: tests/vm/build-module), boot that kernel in the test
+# guest with the module loaded, and run every kernel-module test there
+# (tests/kmod/run-kmod-tests).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=${SMX_BUILD:-$top/build}
-series_list=${SMX_KMOD_SERIES:-bookworm bookworm-backports}
+series_list=${SMX_KMOD_SERIES:-bookworm bookworm-backports sid}
 
 bindir=$build/tests/kmod
 mkdir -p "$bindir"
@@ -25,7 +27,7 @@ for series in $series_list; do
 	eval "$env"
 	out=$build/kmod/$ABI
 	echo "== knemlike.ko for $ABI ($series)"
-	if ! make -s -C "$top/kmod" KDIR="$KBUILD" OUT="$out" >"$build/kmod-$ABI.log" 2>&1 ||
+	if ! "$top/tests/vm/build-module" --series "$series" "$out" >"$build/kmod-$ABI.log" 2>&1 ||
 	   grep -q 'warning:' "$build/kmod-$ABI.log"; then
 		cat "$build/kmod-$ABI.log"
 		echo "FAIL: the module does not build cleanly against $ABI"

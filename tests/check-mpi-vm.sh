@@ -36,10 +36,10 @@ suite="$top/tests/mpi/run-suite --quick"
 script=""
 # Around a run that must use the module, one of its counters must move in between: copies
 # (the ioctl), attach_faults (touches of attachments: a mapped registration, a copy is then
-# a memcpy), or either (the sum: 'used').
+# a memcpy), export_faults (touches of mappings of a peer's export), or any (the sum: 'used').
 counter() { # counter NAME: shell text that reads it in the guest
 	case $1 in
-	used) echo '$(($(cat /sys/class/misc/knemlike/stats/copies) + $(cat /sys/class/misc/knemlike/stats/attach_faults)))' ;;
+	used) echo '$(($(cat /sys/class/misc/knemlike/stats/copies) + $(cat /sys/class/misc/knemlike/stats/attach_faults) + $(cat /sys/class/misc/knemlike/stats/export_faults)))' ;;
 	*) echo "\$(cat /sys/class/misc/knemlike/stats/$1)" ;;
 	esac
 }
@@ -180,17 +180,19 @@ script="echo 0 >/proc/sys/kernel/yama/ptrace_scope; "
 script+="echo \"== kernel \$(uname -r), ptrace_scope \$(cat /proc/sys/kernel/yama/ptrace_scope)\"; "
 data_612() { # data_612 WHEN [ONLY]: the suite (or its programs ONLY) on both users of
 	# knemlike, each seen to use it
+	local cfg faults
 	for cfg in sm-knemlike smx-knemlike-single8k; do
-		copies_before attach_faults
+		faults=attach_faults
+		[ "$cfg" = sm-knemlike ] || faults=export_faults # (smx maps what it single-copies)
+		copies_before $faults
 		script+="$suite ${2:-} --np 2 --label '$cfg np=2 $1 (VM, 6.12)' $(smx_config_args "$cfg") || status=1; "
-		copies_after "$cfg np=2 $1 on 6.12" attach_faults
+		copies_after "$cfg np=2 $1 on 6.12" $faults
 	done
 }
 data_612 ptrace_scope=0 "$ptrace_only"
 # mpi4py's own tests (a client we did not write) on both users of knemlike, as booted and
 # under ptrace_scope 3, each seen to move data through the module (sm maps its senders'
-# buffers: export_faults; smx, single-copying from 256 B, attaches registrations:
-# attach_faults), test by test against stock sm without single copy in the same guest.
+# buffers: export_faults; smx, single-copying from 256 B, maps them too), test by test against stock sm without single copy in the same guest.
 # Its modules that move data between the ranks (point-to-point, collectives, pickled
 # objects, one-sided, empty messages): the whole suite takes 2 min a run in TCG, and runs
 # on the host (tests/check-mpi4py.sh). The records are compared once the guest is gone.
@@ -216,7 +218,7 @@ mpi4py_612() { # mpi4py_612 WHEN CFG [COUNTER]: a record in $mpi4py_records/WHEN
 }
 mpi4py_knemlike() { # mpi4py_knemlike WHEN
 	mpi4py_612 "$1" sm-knemlike export_faults
-	mpi4py_612 "$1" smx-knemlike-small attach_faults
+	mpi4py_612 "$1" smx-knemlike-small export_faults
 }
 mpi4py_612 ptrace_scope=0 sm-nosc
 mpi4py_knemlike ptrace_scope=0

@@ -19,17 +19,19 @@ SMX_FAST_CONFIGS="smx-cma smx-nosc smx-single8k sm-cma smx-nt"
 SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-single8k sm-knemlike-ioctl smx-knemlike-single8k-ioctl sm-knemlike-nomap"
 SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike-single8k smx-knemlike-single8k-ioctl"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every
-# rendezvous, smx-knemlike-single8k every one from 8 KiB; by default through attachments of
-# the sender's registrations (the module's attach_faults counter has to move), with
-# smsc_knemlike_attach_max 0 by the copy ioctl (its copies counter has to move). The
-# default smx-knemlike takes each way as it measures it in the guest.
-SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike smx-knemlike-single8k sm-knemlike-nomap"
+# rendezvous, by default through attachments of the sender's registrations (the module's
+# attach_faults counter has to move), with smsc_knemlike_attach_max 0 by the copy ioctl
+# (its copies counter has to move); smx-knemlike-single8k every one from 8 KiB, through
+# mappings of the sender's export (below), by the ioctl with exports off. The default
+# smx-knemlike takes each way as it measures it in the guest.
+SMX_VM_KNEMLIKE_MUST_ATTACH="sm-knemlike sm-knemlike-nomap"
 SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-single8k-ioctl"
 # Stock sm maps the sender's buffer of each eager message above 256 bytes (CAN_MAP) where
 # every process exported its address space: the module's export_faults must move (touches
 # of mappings of exports), and must not where exports are off (smsc_knemlike_map false, as
-# with a module of ABI 2). btl/smx never maps.
-SMX_VM_KNEMLIKE_MUST_MAP="sm-knemlike"
+# with a module of ABI 2). btl/smx maps the sender's buffer of each rendezvous it
+# single-copies.
+SMX_VM_KNEMLIKE_MUST_MAP="sm-knemlike smx-knemlike-single8k"
 SMX_VM_KNEMLIKE_MUST_NOT_MAP="sm-knemlike-nomap"
 
 # mpirun arguments of a configuration, by name.

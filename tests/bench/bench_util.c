@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,4 +191,53 @@ double bu_median(double *values, int n)
 {
     qsort(values, (size_t) n, sizeof(*values), cmp_double);
     return (n % 2) ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* The value of cpuinfo's first "KEY<blanks>: value" line, up to its end, into out ("" if
+ * there is none). */
+static void cpuinfo_value(const char *cpuinfo, const char *key, char *out, size_t n)
+{
+    const size_t klen = strlen(key);
+    out[0] = '\0';
+    for (const char *line = cpuinfo; line && *line; line = strchr(line, '\n')) {
+        line += '\n' == *line; /* (past the newline that ended the line before) */
+        if (0 != strncmp(line, key, klen)) {
+            continue;
+        }
+        const char *p = line + klen + strspn(line + klen, " \t");
+        if (':' != *p) {
+            continue; /* a longer key that starts with this one ("model name" for "model") */
+        }
+        p += 1 + strspn(p + 1, " ");
+        size_t len = strcspn(p, "\n");
+        len = len < n - 1 ? len : n - 1;
+        memcpy(out, p, len);
+        out[len] = '\0';
+        return;
+    }
+}
+
+enum bu_system_kind bu_describe_system(const char *cpuinfo, const char *vendor,
+                                       const char *release, int ncpus, const char *uml_host,
+                                       char *out, size_t n)
+{
+    char model[128], family[16], number[16], host[256];
+    cpuinfo_value(cpuinfo, "model name", model, sizeof(model));
+    cpuinfo_value(cpuinfo, "cpu family", family, sizeof(family));
+    cpuinfo_value(cpuinfo, "model", number, sizeof(number));
+    const char *cpus = 1 == ncpus ? "CPU" : "CPUs";
+
+    if (0 == strcmp(model, "UML")) {
+        cpuinfo_value(cpuinfo, "host", host, sizeof(host));
+        snprintf(out, n, "UML guest: Linux %s (User-mode Linux), %d %s; host: %s", release,
+                 ncpus, cpus, uml_host && *uml_host ? uml_host : host);
+        return BU_SYSTEM_UML;
+    }
+    if ((vendor && strstr(vendor, "QEMU")) || 0 == strncmp(model, "QEMU", 4)) {
+        snprintf(out, n, "QEMU guest (emulated): Linux %s, %d %s", release, ncpus, cpus);
+        return BU_SYSTEM_QEMU;
+    }
+    snprintf(out, n, "host: Linux %s, %d %s, %s (family %s, model %s)", release, ncpus, cpus,
+             *model ? model : "unknown CPU", *family ? family : "?", *number ? number : "?");
+    return BU_SYSTEM_HOST;
 }

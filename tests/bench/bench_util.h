@@ -55,6 +55,21 @@ size_t bu_pool_span(const struct bu_pool *pool);
 /* Median of n values (n > 0); 'values' is reordered. */
 double bu_median(double *values, int n);
 
+/* Where a figure was measured, in words, for the benchmark's output: a host, a
+ * User-mode Linux guest (its CPUs are the host's, at the host's speed, but its system
+ * calls and page faults are dearer) or a QEMU guest (emulated: no evidence of speed). */
+enum bu_system_kind { BU_SYSTEM_HOST, BU_SYSTEM_UML, BU_SYSTEM_QEMU };
+/* cpuinfo: the text of /proc/cpuinfo (or NULL); vendor: the DMI system vendor's (or
+ * NULL); release: the kernel's release; ncpus: the CPUs online; uml_host: what the UML
+ * runner says of its host (or NULL: then UML's own "host" line). Writes, for instance,
+ * "host: Linux 6.18.44, 2 CPUs, AMD EPYC (family 25, model 17)",
+ * "UML guest: Linux 7.2.13 (User-mode Linux), 2 CPUs; host: AMD EPYC (family 25,
+ * model 17), Linux 6.18.44" or "QEMU guest (emulated): Linux 7.2.13, 2 CPUs" into out
+ * (truncated to n bytes) and returns the kind. */
+enum bu_system_kind bu_describe_system(const char *cpuinfo, const char *vendor,
+                                       const char *release, int ncpus, const char *uml_host,
+                                       char *out, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

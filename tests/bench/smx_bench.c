@@ -28,7 +28,17 @@
  * two bytes, so that checking leaves the caches as they were; every byte is checked by the
  * MPI suite (tests/mpi), on the same paths.
  *
- * Output (rank 0, stdout): '#' comment lines, then CSV 'mode,bytes,iters,usec,mbps'.
+ * First touches are kept out of the timed batches: each size's buffers are written
+ * once before (every page faulted in), then an untimed warm-up batch runs (the MPI
+ * library's own first touches: connections, registrations, its buffers). Both are
+ * reported apart, after the size's row, as '# first bytes=N touch_usec=T warmup_usec=W'
+ * (rank 0's: T the time its pools took to fault in, W its warm-up batch's time per
+ * operation): in a guest whose page faults are dear (User-mode Linux) they differ most.
+ *
+ * Output (rank 0, stdout): '#' comment lines, among them '# system: ...' (where it ran:
+ * a host, with its kernel, CPUs and CPU model; a UML guest, with its kernel and CPUs,
+ * and its host as tests/vm/run-in-uml names it in SMX_UML_HOST; a QEMU guest, emulated),
+ * then CSV 'mode,bytes,iters,usec,mbps'.
  * --print-cvar NAME: after the measurements every rank prints the MPI_T control variable
  * NAME as '# cvar RANK NAME VALUE' (VALUE '(none)' if the MPI library has no such
  * variable): how a tool learns what the transport decided (btl_smx_policy).
@@ -45,6 +55,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #define MAX_SIZES 128
 #define ALIGN 4096
@@ -355,9 +367,12 @@ static void measure(const struct options *o, size_t len)
     double *t = malloc(sizeof(double) * (size_t) o->samples);
 
     const size_t least = windowed ? (size_t) o->window : 1;
+    const double t0 = MPI_Wtime();
     buffers_init(&sb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 1);
     buffers_init(&rb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 2);
-    run_batch(o, &sb, &rb, len, iters / 10 + 1); /* warm-up: connections, registrations */
+    const double touch = MPI_Wtime() - t0;
+    /* warm-up: connections, registrations, the library's first touches */
+    const double warmup = run_batch(o, &sb, &rb, len, iters / 10 + 1);
     for (int s = 0; s < o->samples; ++s) {
         t[s] = run_batch(o, &sb, &rb, len, iters);
     }
@@ -368,6 +383,8 @@ static void measure(const struct options *o, size_t len)
                                                         : (double) len;
         printf("%s,%zu,%d,%.4f,%.2f\n", mode_names[o->mode], len, iters, sec * 1e6,
                sec > 0 ? bytes / sec / 1e6 : 0.0);
+        printf("# first bytes=%zu touch_usec=%.1f warmup_usec=%.4f\n", len, touch * 1e6,
+               warmup * 1e6);
         fflush(stdout);
     }
     free(t);
@@ -459,6 +476,31 @@ static void print_pvar(const char *name)
     MPI_T_finalize();
 }
 
+/* '# system: ...': where this runs (bu_describe_system). */
+static void print_system(void)
+{
+    static char cpuinfo[1 << 16];
+    char vendor[64] = "", out[512];
+    struct utsname u;
+    FILE *f;
+
+    cpuinfo[0] = '\0';
+    if (NULL != (f = fopen("/proc/cpuinfo", "r"))) {
+        cpuinfo[fread(cpuinfo, 1, sizeof(cpuinfo) - 1, f)] = '\0';
+        fclose(f);
+    }
+    if (NULL != (f = fopen("/sys/class/dmi/id/sys_vendor", "r"))) {
+        vendor[fread(vendor, 1, sizeof(vendor) - 1, f)] = '\0';
+        fclose(f);
+    }
+    if (0 != uname(&u)) {
+        strcpy(u.release, "(unknown)");
+    }
+    bu_describe_system(cpuinfo, vendor, u.release, (int) sysconf(_SC_NPROCESSORS_ONLN),
+                       getenv("SMX_UML_HOST"), out, sizeof(out));
+    printf("# system: %s\n", out);
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -471,6 +513,7 @@ int main(int argc, char **argv)
                " delay_us=%d\n",
                mode_names[o.mode], nranks, o.off_cache_bytes >> 20,
                o.random_order ? "random" : "sequential", o.samples, o.window, o.delay_us);
+        print_system();
         printf("mode,bytes,iters,usec,mbps\n");
     }
     if (NULL != o.pvar) {

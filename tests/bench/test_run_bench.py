@@ -101,6 +101,27 @@ class ParseBenchCsv(unittest.TestCase):
         self.assertEqual("[smx-cma] a\n[smx-cma] b\n", rb.prefixed("smx-cma", "a\n\nb"))
 
 
+UML = "UML guest: Linux 7.2.13 (User-mode Linux), 2 CPUs; host: AMD EPYC (family 25, model 17)"
+HOST = "host: Linux 6.18.44, 2 CPUs, AMD EPYC (family 25, model 17)"
+
+
+class Notes(unittest.TestCase):
+    def test_where_a_job_ran_and_its_first_touches_are_read_from_its_comments(self):
+        text = ("# smx_bench mode=pingpong\n# system: %s\n" % UML + HEADER +
+                "pingpong,0,10,0.2,0.0\n# first bytes=0 touch_usec=120.5 warmup_usec=0.3\n"
+                "pingpong,4096,10,0.5,8192.0\n# first bytes=4096 touch_usec=99 warmup_usec=2.5\n"
+                "# first bytes=x touch_usec=1 warmup_usec=1\n")
+        self.assertEqual((UML, {0: (120.5, 0.3), 4096: (99.0, 2.5)}), rb.parse_bench_notes(text))
+        self.assertEqual((None, {}), rb.parse_bench_notes(HEADER + "pingpong,0,10,0.2,0.0\n"))
+
+    def test_one_system_for_all_is_said_once_and_different_ones_by_configuration(self):
+        self.assertEqual("measured on: " + UML, rb.where({"a": {UML}, "b": {UML}}, ["a", "b"]))
+        self.assertEqual("measured on: %s (a); %s (b, c)" % (HOST, UML),
+                         rb.where({"a": {HOST}, "b": {UML}, "c": {UML}}, ["a", "b", "c"]))
+        self.assertIn("not said (a benchmark without '# system') (b)",
+                      rb.where({"a": {HOST}}, ["a", "b"]))
+
+
 class Presets(unittest.TestCase):
     def test_presets_come_from_the_shared_configurations_file(self):
         presets = rb.read_presets()
@@ -226,6 +247,23 @@ class Main(unittest.TestCase):
         self.assertEqual(0, code, err)
         self.assertIn("[fake] " + SHM_WARNING, err)
         self.assertRegex(out, r"(?m)^\s+4K\s+2\.00\s")
+
+    def test_the_tables_say_where_they_were_measured_and_first_touches_come_apart(self):
+        csv_path = os.path.join(self.tmp, "out.csv")
+        code, out, err = self.fake("print(%r)" % ("# system: %s\n" % UML + HEADER +
+                                                  "pingpong,0,10,0.2,0.0\n"
+                                                  "# first bytes=0 touch_usec=120.5 warmup_usec=0.3\n"
+                                                  "pingpong,4096,10,0.5,8192.0\n"
+                                                  "# first bytes=4096 touch_usec=99 warmup_usec=2.5"),
+                                   "--csv", csv_path)
+        self.assertEqual(0, code, err)
+        self.assertIn("measured on: " + UML, out)
+        self.assertIn("first touches, out of the timed batches", out)
+        self.assertRegex(out, r"(?m)^\s+4K\s+0\.1\s+5\.00$")
+        with open(csv_path) as f:
+            lines = f.read().splitlines()
+        self.assertTrue(lines[0].endswith(",system,touch_usec,warmup_usec"))
+        self.assertIn(',"%s",99.0,2.5' % UML, "\n".join(lines))
 
     def test_slow_jobs_are_summarized_apart(self):
         code, out, err = self.fake("print(%r)" % (HEADER + "pingpong,0,10,0.4,0.0\n"

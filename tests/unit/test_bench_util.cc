@@ -202,3 +202,52 @@ TEST(Median, OddAndEvenCounts)
     double one[] = {7};
     EXPECT_DOUBLE_EQ(7, bu_median(one, 1));
 }
+
+static const char *const HOST_CPUINFO =
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+    "model name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n";
+static const char *const UML_CPUINFO =
+    "processor\t: 0\nvendor_id\t: User Mode Linux\nmodel name\t: UML\nmode\t\t: skas\n"
+    "host\t\t: Linux vm 6.18.44-fc-v857 #1 SMP x86_64\nfpu\t\t: yes\n";
+
+TEST(DescribeSystem, AHostIsNamedWithItsKernelCpusAndCpuModel)
+{
+    char out[256];
+    EXPECT_EQ(BU_SYSTEM_HOST, bu_describe_system(HOST_CPUINFO, NULL, "6.18.44", 2, NULL, out,
+                                                 sizeof(out)));
+    EXPECT_STREQ("host: Linux 6.18.44, 2 CPUs, AMD EPYC (family 25, model 17)", out);
+    EXPECT_EQ(BU_SYSTEM_HOST, bu_describe_system("", NULL, "6.1.0", 1, NULL, out, sizeof(out)));
+    EXPECT_STREQ("host: Linux 6.1.0, 1 CPU, unknown CPU (family ?, model ?)", out);
+}
+
+TEST(DescribeSystem, AUmlGuestSaysSoWithItsKernelCpusAndItsHost)
+{
+    char out[256];
+    EXPECT_EQ(BU_SYSTEM_UML, bu_describe_system(UML_CPUINFO, NULL, "7.2.13", 2,
+                                                "AMD EPYC (family 25, model 17), Linux 6.18.44",
+                                                out, sizeof(out)));
+    EXPECT_STREQ("UML guest: Linux 7.2.13 (User-mode Linux), 2 CPUs; host: AMD EPYC "
+                 "(family 25, model 17), Linux 6.18.44", out);
+    /* without the runner's word, UML's own line about its host */
+    bu_describe_system(UML_CPUINFO, NULL, "7.2.13", 2, NULL, out, sizeof(out));
+    EXPECT_STREQ("UML guest: Linux 7.2.13 (User-mode Linux), 2 CPUs; host: Linux vm "
+                 "6.18.44-fc-v857 #1 SMP x86_64", out);
+}
+
+TEST(DescribeSystem, AQemuGuestIsEmulatedByItsVendorOrItsCpu)
+{
+    char out[256];
+    EXPECT_EQ(BU_SYSTEM_QEMU, bu_describe_system(HOST_CPUINFO, "QEMU\n", "6.1.0-56-amd64", 2,
+                                                 NULL, out, sizeof(out)));
+    EXPECT_STREQ("QEMU guest (emulated): Linux 6.1.0-56-amd64, 2 CPUs", out);
+    EXPECT_EQ(BU_SYSTEM_QEMU,
+              bu_describe_system("model name\t: QEMU Virtual CPU version 2.5+\n", NULL, "7.2.13",
+                                 2, NULL, out, sizeof(out)));
+}
+
+TEST(DescribeSystem, ALongDescriptionIsCutToTheBuffer)
+{
+    char out[16];
+    bu_describe_system(HOST_CPUINFO, NULL, "6.18.44", 2, NULL, out, sizeof(out));
+    EXPECT_STREQ("host: Linux 6.1", out);
+}

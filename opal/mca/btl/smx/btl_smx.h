@@ -416,9 +416,12 @@ struct mca_btl_base_registration_handle_t {
     uint64_t token; /* the push of this buffer (SMX_PUSH_TOKEN | n); 0: none */
     uint64_t base, size;
     uint32_t stamp; /* my clock as ob1 registered it for a rendezvous (btl_smx_policy.h) */
-    uint32_t pad;
+    uint32_t flags; /* SMX_HANDLE_* */
     unsigned char smsc[]; /* mca_smsc_base_registration_data_size() bytes, if it needs them */
 };
+/* No smsc registration: the reader maps the buffer (map_peer_region: the smsc component
+ * can map its owner's memory, MCA_SMSC_FEATURE_CAN_MAP). */
+#define SMX_HANDLE_MAPPED 1u
 /* The handle's smsc data, for the smsc component's calls (NULL: none registered). */
 static inline void *mca_btl_smx_smsc_data(struct mca_btl_base_registration_handle_t *handle)
 {

@@ -16,6 +16,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_clock.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_types.h"
 
@@ -174,6 +175,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     if (!mca_btl_smx_params_valid()) {
         return NULL;
     }
+    mca_btl_smx_clock_init(true);
     if (smx_find_classes(present) < 0 || OPAL_SUCCESS != mca_btl_smx_segment_create()) {
         mca_btl_smx_segment_destroy();
         return NULL;

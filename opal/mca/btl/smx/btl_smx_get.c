@@ -6,7 +6,9 @@
  * receiver calls btl_get for the sender's buffer. Here, at that moment, the transfer is
  * given to
  *   - the selected SMSC component (single copy), where this peer's messages of this size
- *     were measured to come fastest so (mca_btl_smx_single_copy, btl_smx_policy.h), or
+ *     were measured to come fastest so (mca_btl_smx_single_copy, btl_smx_policy.h): a
+ *     memcpy from a mapping of the sender's buffer where the component maps peers'
+ *     memory (CAN_MAP: the sender registered nothing), else the component's copy, or
  *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
  *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
  *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
@@ -65,6 +67,29 @@ void mca_btl_smx_serve_drop(opal_list_item_t *serve)
     opal_free_list_return(&mca_btl_smx_component.serves, (opal_free_list_item_t *) serve);
 }
 
+/* A single copy of the peer's buffer into mine: through a mapping of the peer's memory
+ * where its handle says so (cached by the smsc component: a memcpy, no system call once
+ * mapped), else by the smsc component's copy. OPAL_ERR_NOT_AVAILABLE: not mapped (the
+ * get then copies twice). */
+static int smx_get_single(mca_btl_smx_endpoint_t *ep, void *local, uint64_t remote, size_t size,
+                          struct mca_btl_base_registration_handle_t *handle)
+{
+    void *ctx, *mapping = NULL;
+
+    if (NULL == handle || 0 == (handle->flags & SMX_HANDLE_MAPPED)) {
+        return MCA_SMSC_CALL(copy_from, ep->smsc_endpoint, local, (void *) (uintptr_t) remote,
+                             size, mca_btl_smx_smsc_data(handle));
+    }
+    ctx = MCA_SMSC_CALL(map_peer_region, ep->smsc_endpoint, 0, (void *) (uintptr_t) remote, size,
+                        &mapping);
+    if (NULL == ctx) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    memcpy(local, mapping, size);
+    MCA_SMSC_CALL(unmap_peer_region, ctx);
+    return OPAL_SUCCESS;
+}
+
 int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                     void *local_address, uint64_t remote_address,
                     struct mca_btl_base_registration_handle_t *local_handle,
@@ -92,9 +117,10 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         mca_btl_smx_skew_get_start(endpoint, sent);
     }
     if (!pushed && mca_btl_smx_single_copy(endpoint, size)) {
-        int rc = MCA_SMSC_CALL(copy_from, endpoint->smsc_endpoint, local_address,
-                               (void *) (uintptr_t) remote_address, size,
-                               mca_btl_smx_smsc_data(remote_handle));
+        int rc = smx_get_single(endpoint, local_address, remote_address, size, remote_handle);
+        if (OPAL_ERR_NOT_AVAILABLE == rc) {
+            goto double_copy;
+        }
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
@@ -106,6 +132,7 @@ int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         return OPAL_SUCCESS;
     }
 
+double_copy:
     op = (smx_get_op_t *) opal_free_list_get(&c->get_ops);
     frag = pushed ? NULL : mca_btl_smx_frag_alloc(endpoint, sizeof(*req));
     if (NULL == op || (NULL == frag && !pushed)) {

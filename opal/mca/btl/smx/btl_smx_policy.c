@@ -224,7 +224,7 @@ void mca_btl_smx_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_way 
     if (0 == stamp) {
         return;
     }
-    ns = (uint32_t) mca_btl_smx_now_ns() - stamp;
+    ns = mca_btl_smx_stamp_age_ns(stamp);
     if (ns > UINT32_C(2000000000)) {
         return; /* more than 2 s: not a message's time (or a clock that is not shared) */
     }

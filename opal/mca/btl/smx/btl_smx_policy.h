@@ -15,7 +15,7 @@
 
 #include "btl_smx.h"
 
-#include <time.h>
+#include "btl_smx_clock.h"
 
 BEGIN_C_DECLS
 
@@ -39,21 +39,6 @@ void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep);
 /* Publish the policy and the class of every attached peer in btl_smx_policy (and print
  * it at btl_base_verbose info when it changed). */
 void mca_btl_smx_policy_publish(void);
-
-static inline uint64_t mca_btl_smx_now_ns(void)
-{
-    struct timespec t;
-
-    (void) clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
-}
-
-/* What a message carries of its sender's clock: the low 32 bits of the ns (never 0, which
- * means "not timed"); a receiver takes the difference within about 4 s. */
-static inline uint32_t mca_btl_smx_stamp_now(void)
-{
-    return (uint32_t) mca_btl_smx_now_ns() | 1u;
-}
 
 /* Sender: a message to ep is at hand: time it? A clock read costs 55-70 ns in the
  * development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16, and

@@ -16,6 +16,7 @@
  */
 #include "opal_config.h"
 
+#include "opal/mca/smsc/base/base.h"
 #include "opal/mca/smsc/smsc.h"
 
 #include "btl_smx.h"
@@ -138,6 +139,10 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const size_t data = c->smsc_data_size;
     const bool remote = NULL != ep && 0 != (flags & MCA_BTL_REG_FLAG_REMOTE_READ);
+    /* Where peers map my memory, what they only read needs no registration: no system
+     * call for a buffer new to the cache, nothing pinned (btl_smx_get.c maps it). */
+    const bool mapped = 0 != data && remote && 0 == (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE)
+                        && mca_smsc_base_has_feature(MCA_SMSC_FEATURE_CAN_MAP);
     const bool push = remote && 0 != c->push_max && 0 != size && size <= (size_t) c->push_max
                       && 0 == ep->push_token && mca_btl_smx_push_wanted(ep, size);
     /* a rendezvous's header follows: its time is measured from here (btl_smx_choice.h) */
@@ -167,8 +172,10 @@ mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     r->handle.base = (uint64_t) (uintptr_t) base;
     r->handle.size = size;
     r->handle.stamp = stamp;
-    r->handle.pad = 0;
-    if (0 != data) {
+    r->handle.flags = mapped ? SMX_HANDLE_MAPPED : 0;
+    if (mapped) {
+        memset(r->handle.smsc, 0, data);
+    } else if (0 != data) {
         r->smsc_reg = MCA_SMSC_CALL(register_region, base, size);
         if (NULL == r->smsc_reg) {
             free(r);

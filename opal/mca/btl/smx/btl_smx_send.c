@@ -425,21 +425,6 @@ void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep)
     }
 }
 
-/* The sender's clock for timing its copies (one in 8): the time-stamp counter, in cycles.
- * clock_gettime() costs enough to be part of what it times: with it, a streamed 4 KiB copy
- * did not look three times cheaper than a memcpy in the far state of the development VM,
- * and 4 KiB stayed memcpy (2.2 us a ping-pong against 1.3). */
-static inline uint64_t smx_cycles(void)
-{
-#if defined(__x86_64__)
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t) hi << 32) | lo;
-#else
-    return 0; /* (never called: streaming is built for x86-64 only) */
-#endif
-}
-
 void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const void *from,
                                   size_t n)
 {
@@ -459,14 +444,16 @@ void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const vo
     const enum smx_store_way way = n < SMX_STORE_TIME_MIN
                                        ? (enum smx_store_way) ep->store.way
                                        : smx_store_next(&ep->store, &timed);
-    const uint64_t start = timed ? smx_cycles() : 0;
+    /* in cycles: with clock_gettime() in what it timed, a streamed 4 KiB copy did not look
+     * three times cheaper than a memcpy in the far state of the development VM */
+    const uint64_t start = timed ? mca_btl_smx_cycles() : 0;
     if (SMX_STORE_STREAM == way) {
         smx_store_stream(to, from, n);
         mca_btl_smx_count(&c->stats.streamed_copies);
     } else {
         memcpy(to, from, n);
     }
-    if (timed && smx_store_measured(&ep->store, way, n, smx_cycles() - start)) {
+    if (timed && smx_store_measured(&ep->store, way, n, mca_btl_smx_cycles() - start)) {
         mca_btl_smx_count(&c->stats.store_switches);
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                             "btl:smx: %s: payloads to %s now go %s (a memcpy of 1 KiB costs "

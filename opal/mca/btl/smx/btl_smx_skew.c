@@ -107,7 +107,7 @@ void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp)
     /* the receive was there first, or the message waited no longer than the limit since
      * its sender registered it (the stamp: btl_smx_policy.h) */
     if (c->delivering == ep || 0 == stamp
-        || (uint32_t) mca_btl_smx_now_ns() - stamp <= c->skew_late_ns) {
+        || mca_btl_smx_stamp_age_ns(stamp) <= c->skew_late_ns) {
         ep->skew_late_gets = 0;
         return;
     }
