@@ -61,6 +61,16 @@ struct knemlike_file {
 };
 
 void knemlike_file_put(struct knemlike_file *kf);
+int knemlike_file_destroy(struct knemlike_file *kf, struct knemlike_file *owner_file,
+			  kuid_t owner, struct list_head *link,
+			  void (*retire)(struct list_head *link));
+int knemlike_file_link_begin(struct knemlike_file *kf, struct knemlike_file **file);
+void knemlike_file_link_end(struct knemlike_file *kf, struct knemlike_file **file,
+			    struct list_head *link, struct list_head *list, bool published);
+bool knemlike_file_unlink(struct knemlike_file *kf, struct list_head *link);
+void knemlike_file_release_list(struct knemlike_file *kf, struct list_head *list,
+				void (*retire)(struct list_head *link));
+struct kmem_cache *knemlike_cache_create(const char *name, unsigned int size);
 
 /*
  * A region: a vector of the owner's virtual memory. Unless it holds its pages
