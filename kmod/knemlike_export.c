@@ -78,12 +78,8 @@ static const struct file_operations knemlike_export_fops = {
 
 int knemlike_exports_init(void)
 {
-	slab_flags_t flags = SLAB_ACCOUNT;
-
-	if (knemlike_debug_slab)
-		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
-	knemlike_export_cache = kmem_cache_create("knemlike_export",
-						  sizeof(struct knemlike_export), 0, flags, NULL);
+	knemlike_export_cache = knemlike_cache_create("knemlike_export",
+						      sizeof(struct knemlike_export));
 	return knemlike_export_cache ? 0 : -ENOMEM;
 }
 
@@ -453,6 +449,11 @@ static void knemlike_export_unlinked(struct knemlike_export *export)
 	knemlike_export_put(export);
 }
 
+static void knemlike_export_unlinked_link(struct list_head *link)
+{
+	knemlike_export_unlinked(list_entry(link, struct knemlike_export, file_link));
+}
+
 static int knemlike_export_check(const struct knemlike_export_create *req)
 {
 	const u32 flags_all = KNEMLIKE_EXPORT_ANY_USER | KNEMLIKE_EXPORT_READ_ONLY;
@@ -550,27 +551,22 @@ int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_crea
 	if (err)
 		goto out_free;
 
-	mutex_lock(&kf->lock);
-	if (kf->nr_regions >= READ_ONCE(knemlike_max_regions_per_file)) {
-		err = -EMFILE;
-		goto out_unlock;
-	}
-	err = knemlike_export_publish(export);
+	err = knemlike_file_link_begin(kf, &export->file);
 	if (err)
-		goto out_unlock;
-	kref_get(&kf->ref);
-	export->file = kf;
-	list_add(&export->file_link, &kf->exports);
-	kf->nr_regions++;
-	knemlike_count(exports_live);
-	req->cookie.id = export->id;
-	req->cookie.secret[0] = export->secret[0];
-	req->cookie.secret[1] = export->secret[1];
-	mutex_unlock(&kf->lock);
+		goto out_notifier;
+	err = knemlike_export_publish(export);
+	if (!err) {
+		knemlike_count(exports_live);
+		req->cookie.id = export->id;
+		req->cookie.secret[0] = export->secret[0];
+		req->cookie.secret[1] = export->secret[1];
+	}
+	knemlike_file_link_end(kf, &export->file, &export->file_link, &kf->exports, !err);
+	if (err)
+		goto out_notifier;
 	return 0;
 
-out_unlock:
-	mutex_unlock(&kf->lock);
+out_notifier:
 	mmu_interval_notifier_remove(&export->mni);
 out_free:	/* never published: no lookup can have seen it */
 	knemlike_export_release(export);
@@ -578,32 +574,18 @@ out_free:	/* never published: no lookup can have seen it */
 	return err;
 }
 
-/* Only through the open file that created it, by the creator's effective uid. */
+/* Only through the open file that created it, by the creator's effective uid
+ * (knemlike_file_may_destroy()).
+ */
 int knemlike_export_destroy(struct knemlike_file *kf, const struct knemlike_export_cookie *c)
 {
 	struct knemlike_export *export = knemlike_export_get(c);
-	bool linked = false;
-	int err = -ENOENT;
+	int err;
 
 	if (!export)
 		return -ENOENT;
-	if (export->file == kf) {
-		if (!uid_eq(current_euid(), export->ids.euid)) {
-			err = -EPERM;
-		} else {
-			mutex_lock(&kf->lock);
-			linked = !list_empty(&export->file_link);
-			if (linked) {
-				list_del_init(&export->file_link);
-				kf->nr_regions--;
-			}
-			mutex_unlock(&kf->lock);
-		}
-	}
-	if (linked) {
-		knemlike_export_unlinked(export);
-		err = 0;
-	}
+	err = knemlike_file_destroy(kf, export->file, export->ids.euid, &export->file_link,
+				    knemlike_export_unlinked_link);
 	knemlike_export_put(export);
 	return err;
 }
@@ -611,16 +593,7 @@ int knemlike_export_destroy(struct knemlike_file *kf, const struct knemlike_expo
 /* The file is being closed: destroy every export still on its list. */
 void knemlike_file_release_exports(struct knemlike_file *kf)
 {
-	struct knemlike_export *export;
-
-	mutex_lock(&kf->lock);
-	while ((export = list_first_entry_or_null(&kf->exports, struct knemlike_export,
-						  file_link))) {
-		list_del_init(&export->file_link);
-		kf->nr_regions--;
-		knemlike_export_unlinked(export);
-	}
-	mutex_unlock(&kf->lock);
+	knemlike_file_release_list(kf, &kf->exports, knemlike_export_unlinked_link);
 }
 
 #else /* !CONFIG_MMU_NOTIFIER: nothing would say when the owner's mapping changes */

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * knemlike: attachments of exports (KNEMLIKE_IOC_EXPORT_ATTACH) and their fault.
+ * knemlike: attachments of exports (KNEMLIKE_IOC_EXPORT_ATTACH): how a touch is served.
+ * What both kinds of attachment share (the grant, mmap, the fault): knemlike_attach.c.
  *
- * An attachment is a shared VM_PFNMAP mapping of the export's pseudo file
- * (knemlike_export.c): page p of the file is page p of the export, so unmapping a range
- * of that file's address_space reaches every attachment of it, in every process. As for
- * attachments of held regions (knemlike_attach.c), mmap() alone grants nothing: the
- * ioctl checks the cookie and the caller's rights and leaves a grant that only its own
- * thread's mmap, made inside the ioctl, can take.
+ * An attachment maps the export's pseudo file (knemlike_export.c): page p of the file is
+ * page p of the export, so unmapping a range of that file's address_space reaches every
+ * attachment of it, in every process.
  *
- * A touch maps the owner's pages as they are then; nothing stays pinned. The fault gives
- * up the attaching process's lock, and then (knemlike_export_fill):
+ * A touch maps the owner's pages as they are then; nothing stays pinned. Nothing can be
+ * mapped under the fault's own lock (the owner's pages need the owner's mmap lock), so
+ * the fault gives it up, and then (knemlike_export_fill):
  *   1. under the export's revoke semaphore (read): read the notifier's sequence, take the
  *      owner's mmap lock (the only mmap lock held), take the pages of the fault window
  *      that lie in the owner's mapping at the touched page (at most 256; pinned for
@@ -30,7 +29,6 @@
  * notifier runs in reclaim and would wait for sem.
  */
 #include <linux/mm.h>
-#include <linux/mman.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -38,36 +36,29 @@
 #include "knemlike_compat.h"
 #include "knemlike_internal.h"
 
-/* A touch maps up to this many pages around it: one chunk of what is recorded. */
-#define KNEMLIKE_EXPORT_FAULT_PAGES	(1UL << KNEMLIKE_EXPORT_CHUNK_SHIFT)
-
 /*
- * An export mapped into a process. References: its grant until mmap takes it over, then
- * each VMA that maps it (a split or mremap adds one, through vm_ops->open).
+ * An export mapped into a process: its pages [at.first, at.first + at.nr).
  *
  * Charged to its attacher's user (max_user_kb): its structure, from ATTACH; the chunks of
  * what is mapped that its touches make (knemlike_export_track()); and, once the export
  * is retired, what is left of the export (KNEMLIKE_EXPORT_COST), which it keeps alive.
  */
 struct knemlike_xattach {
-	struct kref ref;
+	struct knemlike_attachment at;
 	struct knemlike_export *export;	/* referenced */
 	struct knemlike_user *user;	/* the attacher's effective uid */
 	unsigned long cost;		/* charged to user, but the chunks (export->grant_lock) */
 	struct list_head link;		/* in export->attachments until freed */
-	struct list_head grant_link;	/* in export->grants until mapped */
-	struct task_struct *grantee;	/* only this thread's mmap takes the grant */
-	unsigned long first;		/* the export's pages [first, first + nr) */
-	unsigned long nr;
-	bool writable;
-	spinlock_t lock;		/* protects failed, failed_page */
-	bool failed;			/* a take for failed_page found nothing to map */
-	unsigned long failed_page;
 };
 
-static void knemlike_xattach_free(struct kref *ref)
+static struct knemlike_xattach *knemlike_xattach(struct knemlike_attachment *at)
 {
-	struct knemlike_xattach *at = container_of(ref, struct knemlike_xattach, ref);
+	return container_of(at, struct knemlike_xattach, at);
+}
+
+static void knemlike_xattach_free(struct knemlike_attachment *attachment)
+{
+	struct knemlike_xattach *at = knemlike_xattach(attachment);
 	struct knemlike_export *export = at->export;
 
 	mutex_lock(&export->grant_lock);
@@ -75,7 +66,6 @@ static void knemlike_xattach_free(struct kref *ref)
 	mutex_unlock(&export->grant_lock);
 	knemlike_user_sub(at->user, at->cost);
 	knemlike_export_put(export);
-	knemlike_count_add(attachments, -1);
 	kfree(at);
 }
 
@@ -103,11 +93,6 @@ void knemlike_export_attachments_keep(struct knemlike_export *export)
 	mutex_unlock(&export->grant_lock);
 }
 
-static void knemlike_xattach_put(struct knemlike_xattach *at)
-{
-	kref_put(&at->ref, knemlike_xattach_free);
-}
-
 /* Memory of the owner's that can be mapped: readable, and memory, not a device's. */
 static bool knemlike_export_vma_ok(const struct vm_area_struct *vma)
 {
@@ -119,7 +104,7 @@ struct knemlike_take {
 	unsigned long lo, nr;
 	unsigned long seq;		/* the notifier's, before they were taken */
 	bool writable;			/* for a store: pinned for writing, mapped writable */
-	struct page *pages[KNEMLIKE_EXPORT_FAULT_PAGES];
+	struct page *pages[KNEMLIKE_FAULT_PAGES];
 };
 
 /*
@@ -225,28 +210,24 @@ static int knemlike_no_pte_fn(pte_t *pte, unsigned long addr, void *data)
 }
 
 /*
- * Step 2: map what was taken into the attachment at addr (the touched page's address),
- * in the caller's address space, under its mmap lock. 0 (mapped), -EAGAIN (the owner's
- * mapping changed meanwhile, or the attachment is not there any more: the access is
- * retried), -ENOENT (retired), -ENOMEM, -EINTR.
+ * Step 2: map what was taken into the attachment at the touched page's address, in the
+ * caller's address space, under its mmap lock. 0 (mapped), -EAGAIN (the owner's mapping
+ * changed meanwhile, or the attachment is not there any more: the access is retried),
+ * -ENOENT (retired), -ENOMEM, -EINTR.
  */
-static int knemlike_export_map(struct knemlike_xattach *at, unsigned long addr,
-			       unsigned long page, struct knemlike_take *t,
-			       const struct vm_operations_struct *ops)
+static int knemlike_export_map(struct knemlike_xattach *at, const struct knemlike_touch *touch,
+			       struct knemlike_take *t)
 {
 	struct knemlike_export *export = at->export;
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
-	unsigned long lo, hi, i, start, *bits;
-	vm_fault_t ret = VM_FAULT_NOPAGE;
-	pgprot_t prot;
+	unsigned long lo, hi, i, start, done, *bits;
 	int err = 0;
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
-	vma = vma_lookup(mm, addr);
-	if (!vma || vma->vm_ops != ops || vma->vm_private_data != at ||
-	    vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT) != page) {
+	vma = knemlike_attachment_vma(&at->at, touch->addr, touch->page);
+	if (!vma) {
 		err = -EAGAIN;
 		goto out_unlock;
 	}
@@ -257,26 +238,21 @@ static int knemlike_export_map(struct knemlike_xattach *at, unsigned long addr,
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	/* A writable attachment's vm_page_prot is read-only (it has pfn_mkwrite): its
-	 * flags' protection maps a page writable.
-	 */
-	prot = t->writable ? vm_get_page_prot(vma->vm_flags) : vma->vm_page_prot;
-	bits = knemlike_export_bits(export, page);
+	bits = knemlike_export_bits(export, touch->page);
 	down_read(&export->sem);
 	if (export->retired) {
 		err = -ENOENT;
 	} else if (mmu_interval_read_retry(&export->mni, t->seq)) {
 		err = -EAGAIN;
 	} else {
-		for (i = lo; i < hi && ret == VM_FAULT_NOPAGE; i++) {
-			set_bit(i & (KNEMLIKE_EXPORT_FAULT_PAGES - 1), bits);
-			ret = vmf_insert_pfn_prot(vma, start + ((i - lo) << PAGE_SHIFT),
-						  page_to_pfn(t->pages[i - t->lo]), prot);
-		}
-		if (ret != VM_FAULT_NOPAGE)
+		/* Recorded before they are mapped (atomically: touches of a chunk race). */
+		for (i = lo; i < hi; i++)
+			set_bit(i & (KNEMLIKE_FAULT_PAGES - 1), bits);
+		if (knemlike_attachment_insert(vma, start, t->pages + (lo - t->lo), hi - lo,
+					       t->writable, &done) != VM_FAULT_NOPAGE)
 			err = -ENOMEM;
 		knemlike_count(export_faults);
-		knemlike_count_add(export_pages_mapped, i - lo);
+		knemlike_count_add(export_pages_mapped, done);
 	}
 	up_read(&export->sem);
 out_unlock:
@@ -284,27 +260,23 @@ out_unlock:
 	return err;
 }
 
-static const struct vm_operations_struct knemlike_xattach_vm_ops;
-
-/* Steps 1 to 3 for a touch (a store if write) of the export's page (window [lo, hi)) at
- * addr.
- */
-static int knemlike_export_fill(struct knemlike_xattach *at, unsigned long addr,
-				unsigned long page, unsigned long lo, unsigned long hi,
-				bool write)
+/* Steps 1 to 3 for a touch, with no mmap lock held. */
+static int knemlike_export_fill(struct knemlike_attachment *attachment,
+				struct knemlike_touch *touch)
 {
+	struct knemlike_xattach *at = knemlike_xattach(attachment);
 	struct knemlike_take *t = kmalloc(sizeof(*t), GFP_KERNEL);
 	int err;
 
 	if (!t)
 		return -ENOMEM;
-	t->writable = write;
-	err = knemlike_export_take(at, page, lo, hi, t);
+	t->writable = touch->write;
+	err = knemlike_export_take(at, touch->page, touch->lo, touch->hi, t);
 	if (err)
 		goto out_free;
-	err = knemlike_export_track(at->export, page, at->user);
+	err = knemlike_export_track(at->export, touch->page, at->user);
 	if (!err)
-		err = knemlike_export_map(at, addr, page, t, &knemlike_xattach_vm_ops);
+		err = knemlike_export_map(at, touch, t);
 	/* Marked dirty when they may have been written through the attachment: a store
 	 * there does not reach the owner's page table, whose dirty bit reclaim reads.
 	 */
@@ -315,72 +287,18 @@ out_free:
 	return err;
 }
 
-/* For a retried fault: whether the take for this page found nothing to map. Then the
- * fault gives SIGBUS rather than trying again for ever; a later touch is a new fault.
+/* Under the fault's lock: nothing of the owner's can be mapped here, but a touch of a
+ * retired export, or one whose owner's address space went, gets SIGBUS at once.
  */
-static bool knemlike_xattach_failed(struct knemlike_xattach *at, unsigned long page)
+static int knemlike_xattach_map(struct vm_fault *vmf, struct knemlike_attachment *attachment,
+				struct knemlike_touch *touch, vm_fault_t *ret)
 {
-	bool failed;
+	struct knemlike_export *export = knemlike_xattach(attachment)->export;
 
-	spin_lock(&at->lock);
-	failed = at->failed && at->failed_page == page;
-	if (failed)
-		at->failed = false;
-	spin_unlock(&at->lock);
-	return failed;
-}
-
-/* A touch's window: the touched page's chunk, within the attachment and this mapping. */
-static void knemlike_xattach_window(struct vm_area_struct *vma, unsigned long page,
-				    unsigned long *lo, unsigned long *hi)
-{
-	struct knemlike_xattach *at = vma->vm_private_data;
-	unsigned long chunk = round_down(page, KNEMLIKE_EXPORT_FAULT_PAGES);
-
-	*lo = max3(chunk, at->first, vma->vm_pgoff);
-	*hi = min3(chunk + KNEMLIKE_EXPORT_FAULT_PAGES, at->first + at->nr,
-		   vma->vm_pgoff + vma_pages(vma));
-}
-
-/*
- * A touch of an attachment of an export. The same lock order as knemlike_attach_fault():
- * the fault's own lock (the attaching process's mmap lock, or its VMA's) is given up
- * before the owner's mmap lock is taken, and the owner's is given up before the
- * attaching process's is taken again to map the pages; never one mm's lock under
- * another's. Each touch maps at most KNEMLIKE_EXPORT_FAULT_PAGES pages.
- */
-static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
-{
-	struct vm_area_struct *vma = vmf->vma;
-	struct knemlike_xattach *at = vma->vm_private_data;
-	struct knemlike_export *export = at->export;
-	unsigned long page = vmf->pgoff, lo, hi;
-	bool write;
-	int err;
-
-	if (page - at->first >= at->nr)
-		return VM_FAULT_SIGBUS;
-	if (READ_ONCE(export->retired) || READ_ONCE(export->owner_gone))
-		return VM_FAULT_SIGBUS;
-	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY))
-		return VM_FAULT_SIGBUS;
-	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
-		return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
-	if ((vmf->flags & FAULT_FLAG_TRIED) && knemlike_xattach_failed(at, page))
-		return VM_FAULT_SIGBUS;
-	knemlike_xattach_window(vma, page, &lo, &hi);
-	write = vmf->flags & FAULT_FLAG_WRITE;
-	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
-	knemlike_release_fault_lock(vmf);
-	err = knemlike_export_fill(at, vmf->address & PAGE_MASK, page, lo, hi, write);
-	if (err && err != -EINTR && err != -EAGAIN) {
-		spin_lock(&at->lock);
-		at->failed = true;
-		at->failed_page = page;
-		spin_unlock(&at->lock);
-	}
-	knemlike_xattach_put(at);
-	return VM_FAULT_RETRY;
+	if (!READ_ONCE(export->retired) && !READ_ONCE(export->owner_gone))
+		return -EAGAIN;
+	*ret = VM_FAULT_SIGBUS;
+	return 0;
 }
 
 /*
@@ -392,64 +310,28 @@ static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
  * not writable). Runs under the mmap lock: a fault under a VMA's own lock is retried
  * with it before pfn_mkwrite is called (vmf_can_call_fault()).
  */
-static vm_fault_t knemlike_xattach_pfn_mkwrite(struct vm_fault *vmf)
+static vm_fault_t knemlike_xattach_pfn_mkwrite(struct vm_fault *vmf,
+					       struct knemlike_attachment *attachment,
+					       struct knemlike_touch *touch)
 {
-	struct vm_area_struct *vma = vmf->vma;
-	unsigned long lo, hi;
-
-	knemlike_xattach_window(vma, vmf->pgoff, &lo, &hi);
-	knemlike_zap_pfn_range(vma, vma->vm_start + ((lo - vma->vm_pgoff) << PAGE_SHIFT),
-			       (hi - lo) << PAGE_SHIFT);
+	knemlike_zap_pfn_range(vmf->vma, touch->start, (touch->hi - touch->lo) << PAGE_SHIFT);
 	return VM_FAULT_NOPAGE;
 }
 
-static void knemlike_xattach_vm_open(struct vm_area_struct *vma)
-{
-	struct knemlike_xattach *at = vma->vm_private_data;
-
-	kref_get(&at->ref);
-}
-
-static void knemlike_xattach_vm_close(struct vm_area_struct *vma)
-{
-	knemlike_xattach_put(vma->vm_private_data);
-}
-
-static const struct vm_operations_struct knemlike_xattach_vm_ops = {
-	.open = knemlike_xattach_vm_open,
-	.close = knemlike_xattach_vm_close,
-	.fault = knemlike_xattach_fault,
+/* A take that failed (found nothing to map) fails the retried fault: no failed_since. */
+static const struct knemlike_attachment_ops knemlike_xattach_ops = {
+	.map = knemlike_xattach_map,
+	.take = knemlike_export_fill,
 	.pfn_mkwrite = knemlike_xattach_pfn_mkwrite,
+	.free = knemlike_xattach_free,
 };
 
-/*
- * mmap of an export's pseudo file: only what a grant of this thread names, whole, with
- * no more access than the grant's; EACCES otherwise. Called with the caller's mmap lock
- * held for writing.
- */
+/* mmap of an export's pseudo file: only what a grant of this thread names. */
 int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct knemlike_export *export = file->private_data;
-	struct knemlike_xattach *at, *found = NULL;
 
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EACCES;
-	mutex_lock(&export->grant_lock);
-	list_for_each_entry(at, &export->grants, grant_link) {
-		if (at->grantee == current && at->first == vma->vm_pgoff &&
-		    at->nr == vma_pages(vma) && (at->writable || !(vma->vm_flags & VM_WRITE))) {
-			list_del_init(&at->grant_link);
-			found = at;
-			break;
-		}
-	}
-	mutex_unlock(&export->grant_lock);
-	if (!found)
-		return -EACCES;
-	knemlike_attach_seal(vma, found->writable);
-	vma->vm_private_data = found;	/* the grant's reference passes to the VMA */
-	vma->vm_ops = &knemlike_xattach_vm_ops;
-	return 0;
+	return knemlike_attachment_mmap(vma, &export->grants, &export->grant_lock);
 }
 
 /* The checks of an attach, in an order that tells another user nothing of the export;
@@ -506,36 +388,20 @@ int knemlike_export_attach(struct knemlike_export_attach *req)
 		goto out_put;
 	}
 	at->cost = sizeof(*at);
-	kref_init(&at->ref);
-	spin_lock_init(&at->lock);
 	at->export = export;	/* our reference passes to the attachment */
-	at->grantee = current;	/* compared, never dereferenced */
-	at->first = req->offset >> PAGE_SHIFT;
-	at->nr = req->len >> PAGE_SHIFT;
-	at->writable = req->prot & KNEMLIKE_PROT_WRITE;
-	knemlike_count(attachments);
-	/* One reference is the grant's; this one keeps at while the mapping is made. */
-	kref_get(&at->ref);
+	knemlike_attachment_init(&at->at, &knemlike_xattach_ops, 0, req->offset >> PAGE_SHIFT,
+				 req->len >> PAGE_SHIFT, req->prot & KNEMLIKE_PROT_WRITE);
 	mutex_lock(&export->grant_lock);
-	list_add(&at->grant_link, &export->grants);
 	list_add(&at->link, &export->attachments);
 	if (export->kept)	/* retired since the check */
 		knemlike_xattach_keep(at);
 	mutex_unlock(&export->grant_lock);
-	addr = vm_mmap(export->map_file, 0, req->len,
-		       PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED, req->offset);
-	/* Not mapped (vm_mmap failed before our handler): take the grant back. */
-	mutex_lock(&export->grant_lock);
-	if (!list_empty(&at->grant_link)) {
-		list_del_init(&at->grant_link);
-		knemlike_xattach_put(at);	/* the grant's, not the last */
-		WARN_ON_ONCE(!IS_ERR_VALUE(addr));
-	}
-	mutex_unlock(&export->grant_lock);
-	if (!IS_ERR_VALUE(addr))
-		req->addr = addr;
-	knemlike_xattach_put(at);
-	return IS_ERR_VALUE(addr) ? (int)addr : 0;
+	addr = knemlike_attachment_map(&at->at, export->map_file, &export->grants,
+				       &export->grant_lock);
+	if (IS_ERR_VALUE(addr))
+		return (int)addr;
+	req->addr = addr;
+	return 0;
 
 out_put:
 	knemlike_export_put(export);

@@ -711,13 +711,12 @@ void knemlike_held_attach(struct knemlike_region *region)
 }
 
 /*
- * Map nr pages of the region, from its page first, into an attachment at addr, for a
- * fault at the region's page touched (the caller holds the attachment's mmap lock and
- * the region's revoke semaphore, with the region live); write: the fault is a store.
- * Returns -EAGAIN when nothing is held now, -ENOENT when the touched page is a hole of
- * what is held, else 0 and the fault's result; holes around it are left unmapped. Under
- * held->sem (read): the notifier, which takes it for writing before it unmaps the
- * attachments, either sees what is mapped here or comes first and leaves nothing held.
+ * Map the pages of the touch's window into an attachment (the caller holds its mmap
+ * lock and the region's revoke semaphore, with the region live). Returns -EAGAIN when
+ * nothing is held now, -ENOENT when the touched page is a hole of what is held, else 0
+ * and the fault's result; holes around it are left unmapped. Under held->sem (read):
+ * the notifier, which takes it for writing before it unmaps the attachments, either sees
+ * what is mapped here or comes first and leaves nothing held.
  *
  * Pages held for writing are mapped writable in a writable attachment; pages the owner
  * made read-only (held for reading only) are mapped read-only in any attachment, so that
@@ -725,30 +724,23 @@ void knemlike_held_attach(struct knemlike_region *region)
  * page is mapped.
  */
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
-		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, bool write, vm_fault_t *ret)
+		      const struct knemlike_touch *t, vm_fault_t *ret)
 {
 	struct knemlike_held *held = region->held;
 	struct knemlike_pageset *set;
-	unsigned long i;
-	pgprot_t prot;
+	unsigned long done;
 
 	down_read(&held->sem);
 	set = held->set;
-	if (!set || !set->pages[touched]) {
+	if (!set || !set->pages[t->page]) {
 		up_read(&held->sem);
 		return set ? -ENOENT : -EAGAIN;
 	}
-	/* vm_page_prot is read-only in a writable attachment too (the VMA has pfn_mkwrite):
-	 * the protection of its flags is what maps a page writable.
-	 */
-	prot = set->writable ? vm_get_page_prot(vma->vm_flags) : vma->vm_page_prot;
-	*ret = write && !set->writable ? VM_FAULT_SIGBUS : VM_FAULT_NOPAGE;
-	for (i = 0; i < nr && *ret == VM_FAULT_NOPAGE; i++) {
-		if (set->pages[first + i])
-			*ret = vmf_insert_pfn_prot(vma, addr + i * PAGE_SIZE,
-						   page_to_pfn(set->pages[first + i]), prot);
-	}
+	if (t->write && !set->writable)
+		*ret = VM_FAULT_SIGBUS;
+	else
+		*ret = knemlike_attachment_insert(vma, t->start, set->pages + t->lo, t->hi - t->lo,
+						  set->writable, &done);
 	up_read(&held->sem);
 	return 0;
 }
@@ -956,8 +948,7 @@ bool knemlike_held_changed(struct knemlike_region *region, unsigned long seq)
 }
 
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
-		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, bool write, vm_fault_t *ret)
+		      const struct knemlike_touch *t, vm_fault_t *ret)
 {
 	return -EOPNOTSUPP;
 }

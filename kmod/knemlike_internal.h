@@ -21,6 +21,7 @@
 #include <linux/knemlike.h>
 
 struct file;
+struct knemlike_touch;		/* knemlike_attach.c */
 
 /*
  * Module parameters (knemlike_main.c). Root may change them at run time, so each
@@ -60,6 +61,16 @@ struct knemlike_file {
 };
 
 void knemlike_file_put(struct knemlike_file *kf);
+int knemlike_file_destroy(struct knemlike_file *kf, struct knemlike_file *owner_file,
+			  kuid_t owner, struct list_head *link,
+			  void (*retire)(struct list_head *link));
+int knemlike_file_link_begin(struct knemlike_file *kf, struct knemlike_file **file);
+void knemlike_file_link_end(struct knemlike_file *kf, struct knemlike_file **file,
+			    struct list_head *link, struct list_head *list, bool published);
+bool knemlike_file_unlink(struct knemlike_file *kf, struct list_head *link);
+void knemlike_file_release_list(struct knemlike_file *kf, struct list_head *list,
+				void (*retire)(struct list_head *link));
+struct kmem_cache *knemlike_cache_create(const char *name, unsigned int size);
 
 /*
  * A region: a vector of the owner's virtual memory. Unless it holds its pages
@@ -213,8 +224,7 @@ int knemlike_held_refresh_at(struct knemlike_region *region, unsigned long page,
 unsigned long knemlike_held_seq(struct knemlike_region *region);
 bool knemlike_held_changed(struct knemlike_region *region, unsigned long seq);
 int knemlike_held_map(struct knemlike_region *region, struct vm_area_struct *vma,
-		      unsigned long addr, unsigned long first, unsigned long nr,
-		      unsigned long touched, bool write, vm_fault_t *ret);
+		      const struct knemlike_touch *t, vm_fault_t *ret);
 vm_fault_t knemlike_held_may_write(struct knemlike_region *region, unsigned long page);
 long knemlike_held_copy(struct knemlike_region *region, u32 seg, u64 raddr,
 			struct page **local, size_t loff, u64 len, u32 dir);
@@ -222,19 +232,86 @@ long knemlike_held_step(struct knemlike_region *region, u32 seg, u64 raddr, u64 
 			u64 len, u32 dir);
 void knemlike_held_exit(void);
 
+/*
+ * An attachment (knemlike_attach.c): a held region or part of an export mapped into a
+ * peer. Each kind embeds one and says through its ops how a touch is served.
+ * References: its grant until mmap takes it over, then each VMA that maps it (a split
+ * or mremap adds one, through vm_ops->open).
+ */
+struct knemlike_attachment {
+	struct kref ref;
+	const struct knemlike_attachment_ops *ops;
+	struct list_head grant_link;	/* in its grants until mapped */
+	struct task_struct *grantee;	/* the thread in ATTACH: only its mmap takes the grant */
+	unsigned long base;		/* the file's page where the object's page 0 is */
+	unsigned long first, nr;	/* the object's pages attached: [first, first + nr) */
+	bool writable;
+	spinlock_t lock;		/* protects failed* */
+	bool failed;			/* a take for failed_page failed (at failed_seq) */
+	unsigned long failed_page;
+	unsigned long failed_seq;
+};
+
+/* A touch of an attachment, in the object's pages. */
+struct knemlike_touch {
+	unsigned long page;		/* the one touched */
+	unsigned long lo, hi;		/* its fault window, within the attachment and mapping */
+	unsigned long start;		/* the window's first address in the faulting mapping */
+	unsigned long addr;		/* the touched page's address */
+	bool write;			/* a store */
+	unsigned long seq;		/* set by ops->take: where the owner's mapping stood */
+};
+
+/* A touch maps up to this many pages around it (1 MiB with 4 KiB pages). */
+#define KNEMLIKE_FAULT_SHIFT	8
+#define KNEMLIKE_FAULT_PAGES	(1UL << KNEMLIKE_FAULT_SHIFT)
+
+struct knemlike_attachment_ops {
+	/* Under the fault's lock: 0 with *ret when that settles the touch (mapped, or
+	 * SIGBUS), else nonzero: the fault gives its lock up and calls take.
+	 */
+	int (*map)(struct vm_fault *vmf, struct knemlike_attachment *at,
+		   struct knemlike_touch *t, vm_fault_t *ret);
+	/* With no mmap lock held: what the retried fault needs. 0, -EAGAIN (the owner's
+	 * mapping changed: try again), -EINTR, or an errno that makes the retried fault
+	 * SIGBUS (if failed_since, when NULL or true, agrees).
+	 */
+	int (*take)(struct knemlike_attachment *at, struct knemlike_touch *t);
+	bool (*failed_since)(struct knemlike_attachment *at, unsigned long seq);
+	vm_fault_t (*pfn_mkwrite)(struct vm_fault *vmf, struct knemlike_attachment *at,
+				  struct knemlike_touch *t);
+	void (*free)(struct knemlike_attachment *at);	/* after the last put */
+};
+
 /* knemlike_attach.c */
 int knemlike_attach_init(void);
 void knemlike_attach_exit(void);
 void knemlike_attach_open(struct file *file);
+struct address_space *knemlike_attach_mapping(void);
+struct file *knemlike_pseudo_file(const struct file_operations *fops, void *private);
+void knemlike_attachment_init(struct knemlike_attachment *at,
+			      const struct knemlike_attachment_ops *ops, unsigned long base,
+			      unsigned long first, unsigned long nr, bool writable);
+void knemlike_attachment_put(struct knemlike_attachment *at);
+unsigned long knemlike_attachment_map(struct knemlike_attachment *at, struct file *file,
+				      struct list_head *grants, struct mutex *lock);
+int knemlike_attachment_mmap(struct vm_area_struct *vma, struct list_head *grants,
+			     struct mutex *lock);
+struct vm_area_struct *knemlike_attachment_vma(struct knemlike_attachment *at,
+					       unsigned long addr, unsigned long page);
+vm_fault_t knemlike_attachment_insert(struct vm_area_struct *vma, unsigned long addr,
+				      struct page **pages, unsigned long nr, bool writable,
+				      unsigned long *done);
+void knemlike_attach_release(struct knemlike_file *kf);
+
+/* knemlike_region_attach.c */
 int knemlike_attach(struct file *file, struct knemlike_attach *req);
 int knemlike_attach_mmap(struct file *file, struct vm_area_struct *vma);
 void knemlike_attach_zap(struct knemlike_region *region);
-void knemlike_attach_release(struct knemlike_file *kf);
-void knemlike_attach_seal(struct vm_area_struct *vma, bool writable);
-struct file *knemlike_pseudo_file(const struct file_operations *fops, void *private);
 
 /* knemlike_export.c */
-#define KNEMLIKE_EXPORT_CHUNK_SHIFT	8	/* pages per bitmap of what is mapped: 256 */
+/* Pages per bitmap of what is mapped: a touch's window lies in one. */
+#define KNEMLIKE_EXPORT_CHUNK_SHIFT	KNEMLIKE_FAULT_SHIFT
 int knemlike_exports_init(void);
 void knemlike_exports_exit(void);
 int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_create *req);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * knemlike: the character device /dev/knemlike, its module parameters and the ioctl
- * dispatcher. Each ioctl copies its argument in, calls one operation, and copies the
- * result out; when that last copy fails, the operation is undone where it can be.
+ * knemlike: the character device /dev/knemlike, its module parameters, the ioctl
+ * dispatcher, and an open file's lists of the regions and exports made through it
+ * (linked, destroyed and released alike for both). Each ioctl copies its argument in,
+ * calls one operation, and copies the result out; when that last copy fails, the
+ * operation is undone where it can be.
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
@@ -86,6 +88,18 @@ MODULE_PARM_DESC(debug_slab,
 
 static struct kmem_cache *knemlike_file_cache;
 
+/* A cache of the module's objects: charged to the allocating task's memory cgroup, and
+ * with debug_slab, poisoned when freed so that a use after free shows in the kernel log.
+ */
+struct kmem_cache *knemlike_cache_create(const char *name, unsigned int size)
+{
+	slab_flags_t flags = SLAB_ACCOUNT;
+
+	if (knemlike_debug_slab)
+		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
+	return kmem_cache_create(name, size, 0, flags, NULL);
+}
+
 static int knemlike_open(struct inode *inode, struct file *file)
 {
 	struct knemlike_file *kf = kmem_cache_zalloc(knemlike_file_cache, GFP_KERNEL);
@@ -113,6 +127,96 @@ static void knemlike_file_free(struct kref *ref)
 void knemlike_file_put(struct knemlike_file *kf)
 {
 	kref_put(&kf->ref, knemlike_file_free);
+}
+
+/*
+ * Before a new region or export (of kf) is published in its index: take kf->lock, check
+ * max_regions_per_file (-EMFILE, the lock not held) and point *file at kf, with a
+ * reference, so that whoever finds it from then on sees its file. Then
+ * knemlike_file_link_end(), after what must be done under the lock (counting it, before
+ * anyone can unlink it).
+ */
+int knemlike_file_link_begin(struct knemlike_file *kf, struct knemlike_file **file)
+{
+	mutex_lock(&kf->lock);
+	if (kf->nr_regions >= READ_ONCE(knemlike_max_regions_per_file)) {
+		mutex_unlock(&kf->lock);
+		return -EMFILE;
+	}
+	kref_get(&kf->ref);
+	*file = kf;
+	return 0;
+}
+
+/* Published: link it on list (kf->regions or kf->exports). Not: no file. */
+void knemlike_file_link_end(struct knemlike_file *kf, struct knemlike_file **file,
+			    struct list_head *link, struct list_head *list, bool published)
+{
+	if (published) {
+		list_add(link, list);
+		kf->nr_regions++;
+	} else {
+		*file = NULL;
+		knemlike_file_put(kf);	/* not the last: the caller's file holds one */
+	}
+	mutex_unlock(&kf->lock);
+}
+
+/* Take a region or an export (its link) off kf's lists; false when someone else did
+ * first (a racing destroy, close or copy).
+ */
+bool knemlike_file_unlink(struct knemlike_file *kf, struct list_head *link)
+{
+	bool linked;
+
+	mutex_lock(&kf->lock);
+	linked = !list_empty(link);
+	if (linked) {
+		list_del_init(link);
+		kf->nr_regions--;
+	}
+	mutex_unlock(&kf->lock);
+	return linked;
+}
+
+/*
+ * DESTROY of a region or an export that owner_file holds (at link), made by the effective
+ * uid owner: only through that open file (to others it does not exist: -ENOENT), and
+ * only in a process of the creator's effective uid, so that a descriptor inherited by,
+ * or passed to, another user's process does not give it the owner's rights (-EPERM).
+ * Off the file's list, then retire(link); -ENOENT if someone else unlinked it first.
+ */
+int knemlike_file_destroy(struct knemlike_file *kf, struct knemlike_file *owner_file,
+			  kuid_t owner, struct list_head *link,
+			  void (*retire)(struct list_head *link))
+{
+	if (owner_file != kf)
+		return -ENOENT;
+	if (!uid_eq(current_euid(), owner))
+		return -EPERM;
+	if (!knemlike_file_unlink(kf, link))
+		return -ENOENT;
+	retire(link);
+	return 0;
+}
+
+/* The file is being closed: take each entry off list (kf->regions or kf->exports) and
+ * retire it, under kf->lock. Cannot free kf under our feet: the closing file still holds
+ * its reference.
+ */
+void knemlike_file_release_list(struct knemlike_file *kf, struct list_head *list,
+				void (*retire)(struct list_head *link))
+{
+	struct list_head *link;
+
+	mutex_lock(&kf->lock);
+	while (!list_empty(list)) {
+		link = list->next;
+		list_del_init(link);
+		kf->nr_regions--;
+		retire(link);
+	}
+	mutex_unlock(&kf->lock);
 }
 
 static int knemlike_release(struct inode *inode, struct file *file)
@@ -314,7 +418,6 @@ static struct miscdevice knemlike_misc = {
 
 static int __init knemlike_init(void)
 {
-	slab_flags_t flags = SLAB_ACCOUNT;
 	int err;
 
 	/* The sizes are part of the ABI: the ioctl numbers encode them. */
@@ -333,10 +436,7 @@ static int __init knemlike_init(void)
 		knemlike_max_user_kb = clamp_t(unsigned long,
 					       totalram_pages() >> (5 + 10 - PAGE_SHIFT),
 					       1024, KNEMLIKE_HARD_MAX_USER_KB);
-	if (knemlike_debug_slab)
-		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
-	knemlike_file_cache = kmem_cache_create("knemlike_file", sizeof(struct knemlike_file),
-						0, flags, NULL);
+	knemlike_file_cache = knemlike_cache_create("knemlike_file", sizeof(struct knemlike_file));
 	if (!knemlike_file_cache)
 		return -ENOMEM;
 	err = knemlike_regions_init();

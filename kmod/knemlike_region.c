@@ -33,19 +33,13 @@ struct knemlike_user {
 
 static DEFINE_XARRAY(knemlike_users);
 
-/* Regions come from a cache of their own: charged to the creator's memory cgroup, and
- * with debug_slab, poisoned when freed so that a use after free shows in the kernel log.
- */
+/* Regions come from a cache of their own (knemlike_cache_create()). */
 static struct kmem_cache *knemlike_region_cache;
 
 int knemlike_regions_init(void)
 {
-	slab_flags_t flags = SLAB_ACCOUNT;
-
-	if (knemlike_debug_slab)
-		flags |= KNEMLIKE_SLAB_DEBUG_FLAGS;
-	knemlike_region_cache = kmem_cache_create("knemlike_region",
-						  sizeof(struct knemlike_region), 0, flags, NULL);
+	knemlike_region_cache = knemlike_cache_create("knemlike_region",
+						      sizeof(struct knemlike_region));
 	return knemlike_region_cache ? 0 : -ENOMEM;
 }
 
@@ -247,6 +241,11 @@ static void knemlike_region_retire(struct knemlike_region *region)
 	knemlike_region_put(region);
 }
 
+static void knemlike_region_retire_link(struct list_head *link)
+{
+	knemlike_region_retire(list_entry(link, struct knemlike_region, file_link));
+}
+
 /*
  * End the life of a linked region: destroy, or the first copy of a single-use region.
  * The caller holds a reference of its own. Returns false when someone else unlinked
@@ -254,16 +253,8 @@ static void knemlike_region_retire(struct knemlike_region *region)
  */
 bool knemlike_region_unlink(struct knemlike_region *region)
 {
-	struct knemlike_file *kf = region->file;
-	bool linked;
+	bool linked = knemlike_file_unlink(region->file, &region->file_link);
 
-	mutex_lock(&kf->lock);
-	linked = !list_empty(&region->file_link);
-	if (linked) {
-		list_del_init(&region->file_link);
-		kf->nr_regions--;
-	}
-	mutex_unlock(&kf->lock);
 	if (linked)
 		knemlike_region_retire(region);
 	return linked;
@@ -392,30 +383,21 @@ int knemlike_region_create(struct knemlike_file *kf, struct knemlike_create *req
 			goto out_free;
 	}
 
-	mutex_lock(&kf->lock);
-	if (kf->nr_regions >= READ_ONCE(knemlike_max_regions_per_file)) {
-		err = -EMFILE;
-		goto out_unlock;
-	}
-	kref_get(&kf->ref);
-	region->file = kf;
+	err = knemlike_file_link_begin(kf, &region->file);
+	if (err)
+		goto out_held;
 	err = knemlike_region_publish(region);
-	if (err) {
-		region->file = NULL;
-		knemlike_file_put(kf);	/* not the last: the caller's file holds one */
-		goto out_unlock;
+	if (!err) {
+		knemlike_count(regions_live);
+		knemlike_count(regions_created);
+		req->cookie = region->cookie;
 	}
-	list_add(&region->file_link, &kf->regions);
-	kf->nr_regions++;
-	/* Counted before anyone can unlink it: unlinking takes kf->lock. */
-	knemlike_count(regions_live);
-	knemlike_count(regions_created);
-	req->cookie = region->cookie;
-	mutex_unlock(&kf->lock);
+	knemlike_file_link_end(kf, &region->file, &region->file_link, &kf->regions, !err);
+	if (err)
+		goto out_held;
 	return 0;
 
-out_unlock:
-	mutex_unlock(&kf->lock);
+out_held:
 	knemlike_held_destroy(region);
 out_free:	/* never published: no lookup can have seen it */
 	knemlike_user_uncharge(region);
@@ -424,24 +406,19 @@ out_free:	/* never published: no lookup can have seen it */
 	return err;
 }
 
-/* Only the open file that created a region destroys it (to others it does not exist),
- * and only in a process of the creator's effective uid: a descriptor inherited by, or
- * passed to, another user's process does not give it the owner's rights (EPERM).
+/* Only through the open file that created it, by the creator's effective uid
+ * (knemlike_file_may_destroy()).
  */
 int knemlike_region_destroy(struct knemlike_file *kf, u64 cookie)
 {
 	struct knemlike_region *region = knemlike_region_get(cookie);
 	int err = -ENOENT;
 
-	if (!region)
-		return -ENOENT;
-	if (region->file == kf) {
-		if (!uid_eq(current_euid(), region->owner_uid))
-			err = -EPERM;
-		else if (knemlike_region_unlink(region))
-			err = 0;
+	if (region) {
+		err = knemlike_file_destroy(kf, region->file, region->owner_uid,
+					    &region->file_link, knemlike_region_retire_link);
+		knemlike_region_put(region);
 	}
-	knemlike_region_put(region);
 	return err;
 }
 
@@ -450,15 +427,5 @@ int knemlike_region_destroy(struct knemlike_file *kf, u64 cookie)
  */
 void knemlike_file_release_regions(struct knemlike_file *kf)
 {
-	struct knemlike_region *region;
-
-	mutex_lock(&kf->lock);
-	while ((region = list_first_entry_or_null(&kf->regions, struct knemlike_region,
-						  file_link))) {
-		list_del_init(&region->file_link);
-		kf->nr_regions--;
-		/* Cannot free kf under our feet: the closing file still holds its reference. */
-		knemlike_region_retire(region);
-	}
-	mutex_unlock(&kf->lock);
+	knemlike_file_release_list(kf, &kf->regions, knemlike_region_retire_link);
 }
