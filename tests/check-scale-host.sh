@@ -16,9 +16,9 @@ for label in smx-cma sm-cma; do
 	for n in 2 8 32; do
 		row=$(awk -F, -v l="$label" -v n="$n" '$1 == l && $2 == n' "$csv")
 		[ -n "$row" ] || { fail "$label at $n ranks: no row in the CSV"; continue; }
-		IFS=, read -r _ _ _ init _ _ left lat0 lat256 lat4k <<<"$row"
-		awk -v i="$init" -v a="$lat0" -v b="$lat256" -v c="$lat4k" \
-			'BEGIN { exit !(i > 0 && a > 0 && b > 0 && c > 0) }' ||
+		IFS=, read -r _ _ _ init _ _ left a2a lat0 lat256 lat4k <<<"$row"
+		awk -v i="$init" -v t="$a2a" -v a="$lat0" -v b="$lat256" -v c="$lat4k" \
+			'BEGIN { exit !(i > 0 && t > 0 && a > 0 && b > 0 && c > 0) }' ||
 			fail "$label at $n ranks: a time that is not positive: $row"
 		[ "$left" = 0 ] || fail "$label at $n ranks: $left bytes left in /dev/shm after the job"
 	done
