@@ -70,6 +70,55 @@ void mca_btl_smx_prefault(void *addr, size_t len, bool write)
     }
 }
 
+/* The free space in the backing directory that init sized my segment by (bytes;
+ * UINT64_MAX: unknown), for the message of a reservation that failed. */
+static uint64_t smx_have = UINT64_MAX;
+
+int mca_btl_smx_reserve(uint64_t offset, uint64_t len)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const uint64_t page = (uint64_t) opal_getpagesize();
+    const uint64_t first = offset & ~(page - 1);
+    uint64_t end = (offset + len + page - 1) & ~(page - 1);
+    int rc;
+
+    if (end > c->segment_size) {
+        end = c->segment_size;
+    }
+    if (end <= first) {
+        return 0;
+    }
+    if (c->segment_fd < 0) {
+        return EBADF;
+    }
+    rc = posix_fallocate(c->segment_fd, (off_t) first, (off_t) (end - first));
+    if (0 == rc) {
+        /* mapped here at once (one call, not a fault a page in the first messages) */
+        mca_btl_smx_prefault((char *) c->segment + first, end - first, true);
+    }
+    return rc;
+}
+
+uint64_t mca_btl_smx_reserved_bytes(void)
+{
+    const int fd = mca_btl_smx_component.segment_fd;
+    struct stat st;
+
+    return fd >= 0 && 0 == fstat(fd, &st) ? (uint64_t) st.st_blocks * 512u : 0;
+}
+
+void mca_btl_smx_reserve_refused(uint64_t bytes, int rc)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    char kib[32], mib_have[32];
+
+    snprintf(kib, sizeof(kib), "%.0f", (double) bytes / 1024.0);
+    snprintf(mib_have, sizeof(mib_have), "%.1f",
+             UINT64_MAX == smx_have ? -1.0 : (double) smx_have / 1048576.0);
+    opal_show_help("help-btl-smx.txt", "no-shm-reserve", true, kib, c->backing_directory,
+                   opal_process_info.nodename, strerror(rc), mib_have);
+}
+
 /* Bytes before the area: the header and the queue, in whole pages. */
 static uint64_t smx_area_offset(int num_local)
 {
@@ -201,21 +250,27 @@ int mca_btl_smx_segment_create(void)
         free(name);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* The header, the queue and the chunk area (written whole below, prefaulted) take their
-     * blocks from the file system now, so that a full one is an error here, never a SIGBUS
-     * later; a pair ring takes its own when it is made (btl_smx_send.c). */
-    rc = EBADF;
-    if (c->segment_fd >= 0) {
-        rc = posix_fallocate(c->segment_fd, 0, (off_t) (area_offset + c->area_max));
+    /* Every page takes its blocks from the file system before it is first written, so
+     * that a full one is an error, never a SIGBUS: the header (but the names of processes
+     * of other jobs, a page each reserves as it writes there: smx_attach) and the queue,
+     * which my peers write to, now; the chunks my area must always have at the end of
+     * init (mca_btl_smx_chunks_start); a chunk's other pages when it is first used for as
+     * many bytes (btl_smx_chunks.c), a pair ring's when it is made (btl_smx_send.c). So
+     * what a process takes of the directory is what it has used, not its budget. */
+    smx_have = have;
+    const uint64_t queue_at = sizeof(struct smx_segment_header);
+    const uint64_t queue_bytes = (uint64_t) smx_queue_entries_for(c->num_local)
+                                 * sizeof(struct smx_queue_entry);
+    c->area_used = 0;
+    c->area_ready = area_offset; /* (nothing of the area yet) */
+    c->area_full = false;
+    rc = mca_btl_smx_reserve(0, offsetof(struct smx_segment_header, guest_name));
+    if (0 == rc) {
+        rc = mca_btl_smx_reserve(queue_at, queue_bytes);
     }
     if (0 != rc) {
-        char mib_area[32], mib_have[32];
-        snprintf(mib_area, sizeof(mib_area), "%.1f",
-                 (double) (area_offset + c->area_max) / 1048576.0);
-        snprintf(mib_have, sizeof(mib_have), "%.1f",
-                 UINT64_MAX == have ? -1.0 : (double) have / 1048576.0);
-        opal_show_help("help-btl-smx.txt", "no-shm-reserve", true, mib_area,
-                       c->backing_directory, opal_process_info.nodename, strerror(rc), mib_have);
+        mca_btl_smx_reserve_refused(offsetof(struct smx_segment_header, guest_name) + queue_bytes,
+                                    rc);
         free(name);
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -228,7 +283,6 @@ int mca_btl_smx_segment_create(void)
     h->area_offset = area_offset;
     h->rings_offset = area_offset + c->area_max;
     h->size = c->segment_size;
-    mca_btl_smx_prefault((char *) c->segment + area_offset, c->area_max, true);
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
     c->num_hot = c->num_active = 0;
     /* (zeroed pages: memory only for the entries in use) */
