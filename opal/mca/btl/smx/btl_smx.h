@@ -191,6 +191,8 @@ struct mca_btl_smx_component_t {
     mca_btl_smx_endpoint_t **guests; /* by the slot they claimed in my header */
     mca_btl_smx_endpoint_t **hot;   /* peers whose pair ring to me I read */
     int num_hot;
+    mca_btl_smx_endpoint_t **ringed; /* peers I write to through a ring of mine */
+    int num_ringed;                  /* (component lock) */
     mca_btl_smx_endpoint_t **active; /* peers with fragments pending or gets to serve */
     int num_active;
     uint64_t area_used;              /* bytes of my chunk area carved so far */

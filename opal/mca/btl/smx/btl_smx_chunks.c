@@ -171,9 +171,11 @@ static void smx_chunks_reclaim(void)
             }
         }
     }
-    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
-        mca_btl_smx_endpoint_t *ep = c->peers[i];
-        if (NULL != ep && NULL != ep->ref_first) { /* (then ep->out is set) */
+    /* (the peers I made a ring to only: at most btl_smx_pair_rings_max, where a loop over
+     * every peer cost each whole-fragment message of a 384-rank job 384 endpoints) */
+    for (int i = 0; NULL != c->ringed && i < c->num_ringed; ++i) {
+        mca_btl_smx_endpoint_t *ep = c->ringed[i];
+        if (NULL != ep->ref_first) {
             mca_btl_smx_ring_chunks_reclaim(ep,
                                             __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE));
         }
@@ -343,6 +345,16 @@ int mca_btl_smx_chunks_start(void)
     int want[SMX_CHUNK_CLASSES];
     int rc = 0;
 
+    /* As many whole fragments as one message to a late receiver takes at once
+     * (mca_btl_smx_post_multi takes them all or none: with fewer in the area, it would
+     * wait for ever), at least one: a message of any size has one to wait for (a smaller
+     * size goes in one when it has none: mca_btl_smx_chunk_take_for). */
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
+        want[cls] = cls == frag;
+    }
+    if (c->skew_eager_max > room) {
+        want[frag] = (int) ((c->skew_eager_max + room - 1) / room);
+    }
     if (c->area_fixed) {
         /* A budget asked for is reserved whole: a process that cannot have it refuses. */
         rc = mca_btl_smx_reserve(h->area_offset, h->rings_offset - h->area_offset);
@@ -352,15 +364,6 @@ int mca_btl_smx_chunks_start(void)
         }
         c->area_ready = h->rings_offset;
         return 0;
-    }
-    /* One of each size (a message of any size has one to wait for), and as many whole
-     * fragments as one message to a late receiver takes at once (mca_btl_smx_post_multi
-     * takes them all or none: with fewer in the area, it would wait for ever). */
-    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
-        want[cls] = 1;
-    }
-    if (c->skew_eager_max > room) {
-        want[frag] = (int) ((c->skew_eager_max + room - 1) / room);
     }
     for (int cls = 0; cls < SMX_CHUNK_CLASSES && 0 == rc; ++cls) {
         for (int k = 0; k < want[cls] && 0 == rc; ++k) {
@@ -456,8 +459,17 @@ struct smx_chunk_slot *mca_btl_smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, si
     if (len > smx_chunk_room(cls)) {
         return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
     }
-    return smx_chunk_take(ep, cls, NULL == ep->out ? sizeof(struct smx_chunk) + len
-                                                  : smx_chunk_bytes(cls));
+    struct smx_chunk_slot *s = smx_chunk_take(ep, cls, NULL == ep->out
+                                                           ? sizeof(struct smx_chunk) + len
+                                                           : smx_chunk_bytes(cls));
+    /* With no more pages to be had, a size init reserved none of may have none at all: a
+     * larger chunk carries the message (the whole fragments init reserved at least). */
+    while (NULL == s && mca_btl_smx_component.area_full && cls < SMX_CHUNK_CLASSES - 1) {
+        ++cls;
+        s = smx_chunk_take(ep, cls, NULL == ep->out ? sizeof(struct smx_chunk) + len
+                                                    : smx_chunk_bytes(cls));
+    }
+    return s;
 }
 
 /* The same, taking the component lock. */

@@ -290,9 +290,12 @@ int mca_btl_smx_segment_create(void)
     c->num_peers = c->num_local;
     c->peers = calloc(most_peers, sizeof(*c->peers));
     c->hot = calloc(most_peers, sizeof(*c->hot));
+    c->ringed = calloc(most_peers, sizeof(*c->ringed));
+    c->num_ringed = 0;
     c->active = calloc(most_peers, sizeof(*c->active));
     c->guests = calloc(SMX_GUESTS_MAX, sizeof(*c->guests));
-    if (NULL == c->peers || NULL == c->hot || NULL == c->active || NULL == c->guests) {
+    if (NULL == c->peers || NULL == c->hot || NULL == c->ringed || NULL == c->active
+        || NULL == c->guests) {
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -342,9 +345,11 @@ void mca_btl_smx_segment_destroy(void)
     mca_btl_smx_chunks_fini(); /* (before the endpoints' chunks are out of reach) */
     free(c->peers);
     free(c->hot);
+    free(c->ringed);
     free(c->active);
     free(c->guests);
-    c->peers = c->hot = c->active = c->guests = NULL;
+    c->peers = c->hot = c->ringed = c->active = c->guests = NULL;
+    c->num_ringed = 0;
     c->num_hot = c->num_active = c->num_peers = 0;
     if (c->segment_fd >= 0) {
         close(c->segment_fd);
