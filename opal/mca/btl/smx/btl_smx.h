@@ -261,14 +261,17 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
 int mca_btl_smx_params_register(void);
 bool mca_btl_smx_params_valid(void);
 
-/* What a process publishes of its segment (its btl's modex entry): the descriptor a peer
- * maps the segment by; the file descriptor the process keeps open to it, which a process
- * of another job opens through /proc once the file is gone (-1: none); its cpuset as a
- * list, "" if unknown, NUL-terminated. */
+/* What a process publishes of its segment (its btl's modex entry): the file descriptor
+ * the process keeps open to it, which a process of another job opens through /proc once
+ * the file is gone (-1: none); then the part in use of the descriptor a peer maps the
+ * segment by (ds_size bytes: opal_shmem_sizeof_shmem_ds, the name without the rest of its
+ * OPAL_PATH_MAX bytes), and its cpuset as a list, "" if unknown, NUL-terminated. About 100
+ * bytes, where the whole descriptor took 4.2 KiB: every process of a node fetches every
+ * other's entry at MPI_Init (N x N of them, through the PMIx server). */
 struct smx_modex {
-    opal_shmem_ds_t ds;
     int32_t fd;
-    char cpuset[];
+    uint32_t ds_size;
+    char data[];
 };
 
 /* btl_smx_segment.c: my segment; map every page of [addr, addr + len) now, writable or

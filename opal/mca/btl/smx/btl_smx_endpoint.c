@@ -131,7 +131,9 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const bool guest = peer_local_rank < 0;
-    const size_t fixed = offsetof(struct smx_modex, cpuset);
+    const size_t fixed = offsetof(struct smx_modex, data);
+    const size_t name_at = offsetof(opal_shmem_ds_t, seg_name);
+    uint32_t ds_size = 0;
     char *blob = NULL, *cpuset;
     size_t blob_size = 0;
     int32_t fd;
@@ -148,15 +150,21 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
         OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name,
                                   (void **) &blob, &blob_size);
     }
-    if (OPAL_SUCCESS != rc || NULL == blob || blob_size <= fixed || '\0' != blob[blob_size - 1]
+    if (OPAL_SUCCESS == rc && NULL != blob && blob_size > fixed) {
+        memcpy(&ds_size, blob + offsetof(struct smx_modex, ds_size), sizeof(ds_size));
+    }
+    /* (a descriptor with at least a name's NUL, then a cpuset string, NUL-terminated) */
+    if (OPAL_SUCCESS != rc || NULL == blob || ds_size <= name_at
+        || ds_size > sizeof(opal_shmem_ds_t) || blob_size <= fixed + ds_size
+        || '\0' != blob[blob_size - 1]
         || NULL == (ep->peer_ds = calloc(1, sizeof(opal_shmem_ds_t)))) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
     /* (copied out: the buffer PMIx hands back need not be aligned for the struct) */
-    memcpy(ep->peer_ds, blob + offsetof(struct smx_modex, ds), sizeof(*ep->peer_ds));
+    memcpy(ep->peer_ds, blob + fixed, ds_size);
     memcpy(&fd, blob + offsetof(struct smx_modex, fd), sizeof(fd));
-    cpuset = blob + fixed;
+    cpuset = blob + fixed + ds_size;
     ep->peer_ds->seg_name[sizeof(ep->peer_ds->seg_name) - 1] = '\0';
     if (guest) {
         /* Its file went once its own job had mapped it: the descriptor its creator keeps

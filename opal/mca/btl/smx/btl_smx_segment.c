@@ -303,13 +303,12 @@ int mca_btl_smx_segment_create(void)
 }
 
 /* Tell the peers where my segment is: the last step of init, so that no peer maps the
- * segment of a process that then gave up on smx. The modex carries the size of
- * opal_shmem's descriptor, the descriptor (the part in use), the file descriptor I keep
- * open to it (int32_t) and my cpuset as a string (empty: not bound). */
+ * segment of a process that then gave up on smx (struct smx_modex). */
 int mca_btl_smx_segment_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const size_t fixed = offsetof(struct smx_modex, cpuset);
+    const size_t fixed = offsetof(struct smx_modex, data);
+    const size_t ds_size = opal_shmem_sizeof_shmem_ds(&c->seg_ds);
     struct smx_modex *modex;
     char *cpuset = NULL;
     size_t size;
@@ -318,15 +317,16 @@ int mca_btl_smx_segment_publish(void)
     if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
         (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
     }
-    size = fixed + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
+    size = fixed + ds_size + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
     modex = calloc(1, size);
     if (NULL == modex) {
         free(cpuset);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(&modex->ds, &c->seg_ds, sizeof(modex->ds));
     modex->fd = c->segment_fd;
-    memcpy(modex->cpuset, NULL != cpuset ? cpuset : "", size - fixed);
+    modex->ds_size = (uint32_t) ds_size;
+    memcpy(modex->data, &c->seg_ds, ds_size);
+    memcpy(modex->data + ds_size, NULL != cpuset ? cpuset : "", size - fixed - ds_size);
     free(cpuset);
     /* Global scope, though only this node reads it: PMIx gives a process of another job
      * (a spawned child) the values of local scope of some processes and not others, and
