@@ -183,6 +183,10 @@ struct mca_btl_smx_component_t {
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
     int segment_fd;          /* kept open: other jobs map it as /proc/<pid>/fd/<fd> */
     void *segment;
+    /* my queue's next entry and its index mask, kept here beside the segment's address:
+     * an idle poll reads this line and the entry's, not two lines of the header (the
+     * header's queue_head, mine alone, is written for the senders) */
+    uint64_t queue_head, queue_mask;
     size_t segment_size;
     int local_rank, num_local;
     /* by local rank, shared by all modules; then the processes of other jobs I reached */

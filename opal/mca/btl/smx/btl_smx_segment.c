@@ -280,6 +280,8 @@ int mca_btl_smx_segment_create(void)
     struct smx_segment_header *h = c->segment;
     h->num_local = (uint32_t) c->num_local;
     h->queue_entries = smx_queue_entries_for(c->num_local);
+    c->queue_head = 0;
+    c->queue_mask = h->queue_entries - 1;
     h->area_offset = area_offset;
     h->rings_offset = area_offset + c->area_max;
     h->size = c->segment_size;
