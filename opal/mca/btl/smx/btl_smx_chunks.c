@@ -404,8 +404,9 @@ static struct smx_chunk_slot *smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls
         return NULL; /* the area is used up: wait for receivers to finish some */
     }
     if (0 != smx_chunk_reserve(s, need)) {
-        /* The file system is full: the area stays as it is (init reserved one chunk of each
-         * size, and all a message takes at once, so this never waits for ever). */
+        /* The file system is full: the area stays as it is. This never waits for ever: init
+         * reserved the whole fragments a message takes at once, and a smaller message
+         * goes in one of them when its size has none (mca_btl_smx_chunk_take_for). */
         static bool said = false;
         if (!said) {
             said = true;
