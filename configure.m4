@@ -21,6 +21,9 @@ AC_DEFUN([SMX_CHECK_OMPI], [
     AC_ARG_WITH([ompi-missing-headers],
         [AS_HELP_STRING([--with-ompi-missing-headers=DIR],
             [a directory holding opal/mca/threads/pthreads/threads_pthreads*.h from the source of the same Open MPI version, for an installation that lacks them (--with-devel-headers forgets them; so does Debian's libopenmpi-dev)])])
+    AC_ARG_ENABLE([ompi-rpath],
+        [AS_HELP_STRING([--disable-ompi-rpath],
+            [do not record the Open MPI's libdir as the components' run path (a package: the libopen-pal that loads them is there already; default: recorded unless the Open MPI is /usr's)])])
     AC_ARG_WITH([component-dir],
         [AS_HELP_STRING([--with-component-dir=DIR],
             [where to install mca_*.so (default: the Open MPI's own component directory, ompi_info --path pkglibdir)])])
@@ -86,11 +89,15 @@ AC_DEFUN([SMX_CHECK_OMPI], [
             [AC_MSG_ERROR([--with-ompi-missing-headers=$with_ompi_missing_headers: no opal/mca/threads/pthreads/threads_pthreads.h there])])
     ])
     # A distribution's libraries are the loader's business (and a package must not carry
-    # an rpath); an installation of its own is found through the rpath.
-    AS_IF([test "$SMX_OMPI_PREFIX" = /usr],
+    # an rpath: --disable-ompi-rpath, for one of /usr/lib64/openmpi); an installation of
+    # its own is found through the rpath.
+    AS_IF([test "$SMX_OMPI_PREFIX" = /usr || test "$enable_ompi_rpath" = no],
         [OMPI_LDFLAGS="-L$smx_ompi_libdir"],
         [OMPI_LDFLAGS="-L$smx_ompi_libdir -Wl,-rpath,$smx_ompi_libdir"])
     OMPI_PAL_LIBS="-lopen-pal"
+    # (libtool, given -lopen-pal, finds an Open MPI's libopen-pal.la and records its
+    # libdir as the run path all the same: said to the linker alone, it is not)
+    AS_IF([test "$enable_ompi_rpath" = no], [OMPI_PAL_LIBS="-Wl,-lopen-pal"])
 
     smx_save_CPPFLAGS=$CPPFLAGS
     CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"

@@ -110,7 +110,7 @@ packages() {
 		libhwloc-dev hwloc libevent-dev libgtest-dev zlib1g-dev \
 		kmod dwarves dkms dpkg-dev python3 file \
 		python3-venv python3-dev mpich libmpich-dev python3-matplotlib strace valgrind gdb \
-		debootstrap zstd
+		debootstrap zstd rpm rpmlint gpg gpg-agent
 	[ "$WANT_VM" = 0 ] || echo qemu-system-x86 busybox-static cpio
 }
 

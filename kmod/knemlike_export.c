@@ -15,6 +15,12 @@
  * a lookup compares all of it, without an early exit on the secret. A cookie that names
  * nothing counts in export_cookie_misses.
  *
+ * The owner. An export serves while the process that made it runs on the address space it
+ * was made in, with the ids and dumpability it had then (knemlike_export_owner_check(),
+ * at ATTACH and at each take of pages, where the kernel checks a ptrace access again:
+ * each process_vm_readv() does). An exec, or a change of ids, retires it as an owner's
+ * end or a DESTROY does.
+ *
  * Locks. export->revoke (rwsem): read around a take of the owner's pages (the notifier's
  * sequence, the owner's mmap lock, the pin: everything that needs export->mm), write to
  * retire; so after a retirement nothing reads export->mm, and the notifier can go.
@@ -22,7 +28,9 @@
  * retiring); read while pages are put into an attachment's page table, with the
  * sequence checked. Order: revoke, then an mmap lock (the owner's) or sem, never both an
  * mmap lock and another mm's. Unmapping attachments (unmap_mapping_range) is done with
- * neither held.
+ * neither held. export->grant_lock (a mutex) over the grants, the list of attachments
+ * and kept: taken under an attaching process's mmap lock (its mmap, its munmap's
+ * vm_ops->close) or with nothing held (ATTACH, retiring), never around another lock.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
@@ -31,20 +39,30 @@
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
+#include "knemlike_compat.h"
 #include "knemlike_internal.h"
 
 #define KNEMLIKE_EXPORT_CHUNK_PAGES	(1UL << KNEMLIKE_EXPORT_CHUNK_SHIFT)
 #define KNEMLIKE_EXPORT_CHUNK_LONGS	BITS_TO_LONGS(KNEMLIKE_EXPORT_CHUNK_PAGES)
-/* What a chunk's bitmap costs, with its share of the xarray's nodes (576 B per 64). */
-#define KNEMLIKE_EXPORT_CHUNK_COST	(KNEMLIKE_EXPORT_CHUNK_LONGS * sizeof(long) + 16)
-/* An upper bound of the pseudo file's inode, dentry and file. */
-#define KNEMLIKE_EXPORT_FILE_COST	2048
+
+/* What is mapped of a chunk of the export's pages, and who was charged for knowing it:
+ * the user of the attachment whose touch first mapped pages there.
+ */
+struct knemlike_export_chunk {
+	struct knemlike_user *user;
+	unsigned long bits[KNEMLIKE_EXPORT_CHUNK_LONGS];
+};
+
+/* What a chunk costs, with its share of the xarray's nodes (576 B per 64). */
+#define KNEMLIKE_EXPORT_CHUNK_COST	(sizeof(struct knemlike_export_chunk) + 16)
 
 #ifdef CONFIG_MMU_NOTIFIER
 
@@ -82,22 +100,42 @@ static void knemlike_export_free_rcu(struct rcu_head *rcu)
 	kmem_cache_free(knemlike_export_cache, container_of(rcu, struct knemlike_export, rcu));
 }
 
+/* Free the chunks, each uncharged from the user who paid for it. Nothing reads them any
+ * more (retired or never published; a touch that makes one since frees nothing).
+ */
+static void knemlike_export_free_chunks(struct knemlike_export *export)
+{
+	struct knemlike_export_chunk *c;
+	unsigned long index;
+
+	xa_for_each(&export->mapped, index, c) {
+		xa_erase(&export->mapped, index);
+		knemlike_user_sub(c->user, KNEMLIKE_EXPORT_CHUNK_COST);
+		kfree(c);
+	}
+}
+
+/* The owner stops paying for the export: it is retired, or was never published. */
+static void knemlike_export_uncharge(struct knemlike_export *export)
+{
+	if (export->user)
+		knemlike_user_sub(export->user, KNEMLIKE_EXPORT_COST);
+	export->user = NULL;
+}
+
 /* Free what the export holds. Retired (or never published): its notifier is gone. */
 static void knemlike_export_release(struct knemlike_export *export)
 {
-	unsigned long *bits, chunk;
-
-	xa_for_each(&export->mapped, chunk, bits)
-		kfree(bits);
+	knemlike_export_free_chunks(export);
 	xa_destroy(&export->mapped);
 	if (export->map_file)
 		fput(export->map_file);
-	if (export->user)
-		knemlike_user_sub(export->user, atomic_long_read(&export->user_cost));
+	knemlike_export_uncharge(export);
 	if (export->owner)
 		knemlike_owner_put_export(export);
 	if (export->file)
 		knemlike_file_put(export->file);
+	put_pid(export->pid);
 }
 
 static void knemlike_export_free(struct kref *ref)
@@ -150,14 +188,15 @@ static void knemlike_export_zap(struct knemlike_export *export, unsigned long fi
 static bool knemlike_export_any_mapped(struct knemlike_export *export, unsigned long first,
 				       unsigned long last)
 {
-	unsigned long chunk, *bits, lo, hi, base;
+	struct knemlike_export_chunk *c;
+	unsigned long chunk, lo, hi, base;
 
-	xa_for_each_range(&export->mapped, chunk, bits, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
+	xa_for_each_range(&export->mapped, chunk, c, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
 			  (last - 1) >> KNEMLIKE_EXPORT_CHUNK_SHIFT) {
 		base = chunk << KNEMLIKE_EXPORT_CHUNK_SHIFT;
 		lo = max(first, base) - base;
 		hi = min(last, base + KNEMLIKE_EXPORT_CHUNK_PAGES) - base;
-		if (find_next_bit(bits, hi, lo) < hi)
+		if (find_next_bit(c->bits, hi, lo) < hi)
 			return true;
 	}
 	return false;
@@ -173,9 +212,11 @@ static void knemlike_export_unmap(struct knemlike_export *export, unsigned long 
 				  unsigned long last)
 {
 	unsigned long chunk, *bits, lo, hi, base, i, top;
+	struct knemlike_export_chunk *c;
 
-	xa_for_each_range(&export->mapped, chunk, bits, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
+	xa_for_each_range(&export->mapped, chunk, c, first >> KNEMLIKE_EXPORT_CHUNK_SHIFT,
 			  (last - 1) >> KNEMLIKE_EXPORT_CHUNK_SHIFT) {
+		bits = c->bits;
 		base = chunk << KNEMLIKE_EXPORT_CHUNK_SHIFT;
 		lo = max(first, base) - base;
 		hi = min(last, base + KNEMLIKE_EXPORT_CHUNK_PAGES) - base;
@@ -234,44 +275,53 @@ static const struct mmu_interval_notifier_ops knemlike_export_ops = {
 
 /*
  * The bitmap of what is mapped in the chunk of the export's page: made, and counted in
- * the owner's max_user_kb, by a touch before it maps pages there (no lock held: the
- * notifier, which reads the bitmaps, may run in reclaim). 0, -ENOMEM or -ENOSPC.
+ * user's max_user_kb (the toucher's, not the owner's: another user's touches of an
+ * ANY_USER export must not use up the owner's), by a touch before it maps pages there
+ * (no lock held: the notifier, which reads the bitmaps, may run in reclaim). 0, -ENOMEM
+ * or -ENOSPC.
  */
-int knemlike_export_track(struct knemlike_export *export, unsigned long page)
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user)
 {
 	unsigned long chunk = page >> KNEMLIKE_EXPORT_CHUNK_SHIFT;
-	unsigned long *bits, *old;
+	struct knemlike_export_chunk *c, *old;
 	int err;
 
 	if (xa_load(&export->mapped, chunk))
 		return 0;
-	err = knemlike_user_add(export->user, KNEMLIKE_EXPORT_CHUNK_COST);
+	err = knemlike_user_add(user, KNEMLIKE_EXPORT_CHUNK_COST);
 	if (err)
 		return err;
-	bits = kcalloc(KNEMLIKE_EXPORT_CHUNK_LONGS, sizeof(long), GFP_KERNEL_ACCOUNT);
-	old = bits ? xa_cmpxchg(&export->mapped, chunk, NULL, bits, GFP_KERNEL_ACCOUNT) :
-		     ERR_PTR(-ENOMEM);
-	if (!old) {
-		atomic_long_add(KNEMLIKE_EXPORT_CHUNK_COST, &export->user_cost);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (c)
+		c->user = user;
+	old = c ? xa_cmpxchg(&export->mapped, chunk, NULL, c, GFP_KERNEL_ACCOUNT) :
+		  ERR_PTR(-ENOMEM);
+	if (!old)
 		return 0;
-	}
-	kfree(bits);
-	knemlike_user_sub(export->user, KNEMLIKE_EXPORT_CHUNK_COST);
+	kfree(c);
+	knemlike_user_sub(user, KNEMLIKE_EXPORT_CHUNK_COST);
 	return xa_is_err(old) || IS_ERR(old) ? -ENOMEM : 0;	/* or another touch was first */
 }
 
-/* The bitmap of the chunk of the export's page (made by knemlike_export_track). */
+/* The bitmap of the chunk of the export's page (made by knemlike_export_track): valid
+ * while the export is not retired, so use it under sem with retired false.
+ */
 unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page)
 {
-	return xa_load(&export->mapped, page >> KNEMLIKE_EXPORT_CHUNK_SHIFT);
+	struct knemlike_export_chunk *c;
+
+	c = xa_load(&export->mapped, page >> KNEMLIKE_EXPORT_CHUNK_SHIFT);
+	return c ? c->bits : NULL;
 }
 
 /*
  * No page of the export is mapped once this returns, nor will be: every attachment is
- * unmapped and the notifier is gone (so export->mm is never read again). Returns false
- * when it was retired before.
+ * unmapped and the notifier is gone (so export->mm is never read again). end: what
+ * ATTACH reports from now on (struct knemlike_export). Returns false when it was
+ * retired before.
  */
-static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
+static bool knemlike_export_retire(struct knemlike_export *export, int end)
 {
 	bool first;
 
@@ -280,7 +330,7 @@ static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
 	first = !export->retired;
 	if (first) {
 		WRITE_ONCE(export->retired, true);
-		export->orphaned = orphan;
+		export->end = end;
 	}
 	up_write(&export->sem);
 	up_write(&export->revoke);
@@ -288,16 +338,109 @@ static bool knemlike_export_retire(struct knemlike_export *export, bool orphan)
 		return false;
 	knemlike_export_zap(export, 0, export->nr_pages);
 	mmu_interval_notifier_remove(&export->mni);
+	/* Nothing is mapped any more, nor will be: what is left is the structure and its
+	 * file, kept by attachments until they are unmapped. Their users pay for that from
+	 * now on, not the owner, who cannot unmap them.
+	 */
+	knemlike_export_free_chunks(export);
+	knemlike_export_uncharge(export);
+	knemlike_export_attachments_keep(export);
 	return true;
 }
 
-/* The owner's address space went (knemlike_owner.c): retire, but stay linked, so that
- * the cookie still names the export (ESRCH) until DESTROY or close. Caller holds a ref.
+/* The owner is gone (-ESRCH) or changed (-EPERM): retire, but stay linked, so that the
+ * cookie still names the export (ESRCH, EPERM) until DESTROY or close. Caller holds a ref.
  */
+static void knemlike_export_end(struct knemlike_export *export, int end)
+{
+	if (!knemlike_export_retire(export, end))
+		return;
+	if (end == -ESRCH)
+		knemlike_count(exports_orphaned);
+	else
+		knemlike_count(exports_revoked);
+}
+
+/* The owner's address space went (knemlike_owner.c). */
 void knemlike_export_orphan(struct knemlike_export *export)
 {
-	if (knemlike_export_retire(export, true))
-		knemlike_count(exports_orphaned);
+	knemlike_export_end(export, -ESRCH);
+}
+
+static bool knemlike_ids_same(const struct knemlike_ids *ids, const struct cred *cred)
+{
+	return uid_eq(ids->uid, cred->uid) && uid_eq(ids->euid, cred->euid) &&
+	       uid_eq(ids->suid, cred->suid) && gid_eq(ids->gid, cred->gid) &&
+	       gid_eq(ids->egid, cred->egid) && gid_eq(ids->sgid, cred->sgid);
+}
+
+/*
+ * Whether the export's owner may still be read as at EXPORT, in the terms of a ptrace
+ * access check (which process_vm_readv() runs at each call): 0; -ESRCH when no thread of
+ * the process that made it runs on the export's address space any more (it exec'd or
+ * exited, whoever else keeps the address space: a CLONE_VM sibling, a vfork parent);
+ * -EPERM when one of them has other ids than the creating thread had (setresuid()) or
+ * the address space another dumpability (PR_SET_DUMPABLE; the kernel drops it at any
+ * change of ids too). Every thread counts: a peer could name any of them to the kernel.
+ * Capabilities are not compared: without an exec they can only shrink. Under
+ * export->revoke, not retired (export->mm is valid), or in the creating thread.
+ */
+static int knemlike_export_owner_check(struct knemlike_export *export)
+{
+	struct task_struct *leader, *t;
+	bool found = false;
+	int err = 0;
+
+	rcu_read_lock();
+	leader = pid_task(export->pid, PIDTYPE_TGID);
+	if (leader) {
+		for_each_thread(leader, t) {
+			if (READ_ONCE(t->mm) != export->mm)
+				continue;	/* exited, or another address space */
+			found = true;
+			if (!knemlike_ids_same(&export->ids, __task_cred(t)) ||
+			    knemlike_dumpable(t, export->mm) != export->dumpable) {
+				err = -EPERM;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return err ?: found ? 0 : -ESRCH;
+}
+
+/*
+ * Take export->revoke for reading if the export serves (0): not retired, its owner as at
+ * EXPORT. Else, with nothing held, what ATTACH reports (-ENOENT, -ESRCH, -EPERM) or
+ * -EINTR; an owner found changed here retires the export first, so that every
+ * attachment of it is unmapped and touches get SIGBUS from then on.
+ */
+int knemlike_export_hold(struct knemlike_export *export)
+{
+	bool changed = false;
+	int err;
+
+	if (down_read_killable(&export->revoke))
+		return -EINTR;
+	if (export->retired) {
+		err = export->end;
+	} else if (READ_ONCE(export->owner_gone)) {
+		err = -ESRCH;	/* its owner's work item is orphaning it */
+	} else {
+		err = knemlike_export_owner_check(export);
+		changed = err;
+	}
+	if (!err)
+		return 0;
+	up_read(&export->revoke);
+	if (changed)
+		knemlike_export_end(export, err);
+	return err;
+}
+
+void knemlike_export_unhold(struct knemlike_export *export)
+{
+	up_read(&export->revoke);
 }
 
 /* Off its file's list (the caller did that, under the file's lock): retire, out of the
@@ -305,7 +448,7 @@ void knemlike_export_orphan(struct knemlike_export *export)
  */
 static void knemlike_export_unlinked(struct knemlike_export *export)
 {
-	knemlike_export_retire(export, false);
+	knemlike_export_retire(export, -ENOENT);
 	xa_erase(&knemlike_exports, export->index);
 	knemlike_export_put(export);
 }
@@ -343,15 +486,14 @@ static int knemlike_export_setup(struct knemlike_export *export)
 {
 	int err;
 
-	export->user = knemlike_user_get(export->owner_uid);
+	export->user = knemlike_user_get(export->ids.euid);
 	if (!export->user)
 		return -ENOMEM;
-	err = knemlike_user_add(export->user, sizeof(*export) + KNEMLIKE_EXPORT_FILE_COST);
+	err = knemlike_user_add(export->user, KNEMLIKE_EXPORT_COST);
 	if (err) {
 		export->user = NULL;
 		return err;
 	}
-	atomic_long_set(&export->user_cost, sizeof(*export) + KNEMLIKE_EXPORT_FILE_COST);
 	export->map_file = knemlike_pseudo_file(&knemlike_export_fops, export);
 	if (IS_ERR(export->map_file)) {
 		err = PTR_ERR(export->map_file);
@@ -371,6 +513,7 @@ static int knemlike_export_setup(struct knemlike_export *export)
 
 int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_create *req)
 {
+	const struct cred *cred = current_cred();
 	struct knemlike_export *export;
 	int err;
 
@@ -385,16 +528,25 @@ int knemlike_export_create(struct knemlike_file *kf, struct knemlike_export_crea
 	init_rwsem(&export->sem);
 	mutex_init(&export->grant_lock);
 	INIT_LIST_HEAD(&export->grants);
+	INIT_LIST_HEAD(&export->attachments);
 	INIT_LIST_HEAD(&export->file_link);
 	INIT_LIST_HEAD(&export->owner_link);
 	xa_init(&export->mapped);
 	export->flags = req->flags;
-	export->owner_uid = current_euid();
+	export->ids = (struct knemlike_ids){ cred->uid, cred->euid, cred->suid,
+					     cred->gid, cred->egid, cred->sgid };
+	export->mm = current->mm;
+	rcu_read_lock();
+	export->dumpable = knemlike_dumpable(current, export->mm);
+	rcu_read_unlock();
+	export->pid = get_task_pid(current, PIDTYPE_TGID);
 	export->start = req->addr;
 	export->nr_pages = req->len >> PAGE_SHIFT;
-	export->mm = current->mm;
 	get_random_bytes(export->secret, sizeof(export->secret));
-	err = knemlike_export_setup(export);
+	/* Threads of the caller with other ids: an export none of them could use. */
+	err = knemlike_export_owner_check(export);
+	if (!err)
+		err = knemlike_export_setup(export);
 	if (err)
 		goto out_free;
 
@@ -436,7 +588,7 @@ int knemlike_export_destroy(struct knemlike_file *kf, const struct knemlike_expo
 	if (!export)
 		return -ENOENT;
 	if (export->file == kf) {
-		if (!uid_eq(current_euid(), export->owner_uid)) {
+		if (!uid_eq(current_euid(), export->ids.euid)) {
 			err = -EPERM;
 		} else {
 			mutex_lock(&kf->lock);
@@ -509,7 +661,17 @@ void knemlike_export_orphan(struct knemlike_export *export)
 {
 }
 
-int knemlike_export_track(struct knemlike_export *export, unsigned long page)
+int knemlike_export_hold(struct knemlike_export *export)
+{
+	return -EOPNOTSUPP;
+}
+
+void knemlike_export_unhold(struct knemlike_export *export)
+{
+}
+
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user)
 {
 	return -EOPNOTSUPP;
 }

@@ -12,17 +12,19 @@
  * A touch maps the owner's pages as they are then; nothing stays pinned. The fault gives
  * up the attaching process's lock, and then (knemlike_export_fill):
  *   1. under the export's revoke semaphore (read): read the notifier's sequence, take the
- *      owner's mmap lock (the only mmap lock held), pin the pages of the fault window
- *      that lie in the owner's mapping at the touched page (at most 256), drop the lock;
+ *      owner's mmap lock (the only mmap lock held), take the pages of the fault window
+ *      that lie in the owner's mapping at the touched page (at most 256; pinned for
+ *      writing for a store, as the owner's own fault would, referenced for a load:
+ *      knemlike_export_gup()), drop the lock;
  *   2. take the attaching process's own mmap lock, find the same attachment at the same
  *      place, make its page tables there, and under the export's sem (read), if the
  *      sequence has not moved and the export is live, insert the pages' frames and record
  *      them as mapped; drop the locks;
- *   3. unpin the pages (dirty when mapped writable).
+ *   3. give the pages back (dirty when mapped writable).
  * and returns VM_FAULT_RETRY: the retried access finds its page mapped. The notifier
  * takes sem for writing to move the sequence, so any change of the owner's mapping either
  * comes after step 2 (and unmaps what it recorded) or makes it map nothing. The pages
- * cannot be reused while pinned in between.
+ * cannot be reused while held in between.
  *
  * No allocation happens under sem (the page tables are made before it is taken): the
  * notifier runs in reclaim and would wait for sem.
@@ -42,10 +44,17 @@
 /*
  * An export mapped into a process. References: its grant until mmap takes it over, then
  * each VMA that maps it (a split or mremap adds one, through vm_ops->open).
+ *
+ * Charged to its attacher's user (max_user_kb): its structure, from ATTACH; the chunks of
+ * what is mapped that its touches make (knemlike_export_track()); and, once the export
+ * is retired, what is left of the export (KNEMLIKE_EXPORT_COST), which it keeps alive.
  */
 struct knemlike_xattach {
 	struct kref ref;
 	struct knemlike_export *export;	/* referenced */
+	struct knemlike_user *user;	/* the attacher's effective uid */
+	unsigned long cost;		/* charged to user, but the chunks (export->grant_lock) */
+	struct list_head link;		/* in export->attachments until freed */
 	struct list_head grant_link;	/* in export->grants until mapped */
 	struct task_struct *grantee;	/* only this thread's mmap takes the grant */
 	unsigned long first;		/* the export's pages [first, first + nr) */
@@ -59,10 +68,39 @@ struct knemlike_xattach {
 static void knemlike_xattach_free(struct kref *ref)
 {
 	struct knemlike_xattach *at = container_of(ref, struct knemlike_xattach, ref);
+	struct knemlike_export *export = at->export;
 
-	knemlike_export_put(at->export);
+	mutex_lock(&export->grant_lock);
+	list_del(&at->link);
+	mutex_unlock(&export->grant_lock);
+	knemlike_user_sub(at->user, at->cost);
+	knemlike_export_put(export);
 	knemlike_count_add(attachments, -1);
 	kfree(at);
+}
+
+/* The export is left to at to keep: at's user pays for it. Under export->grant_lock. */
+static void knemlike_xattach_keep(struct knemlike_xattach *at)
+{
+	knemlike_user_add_over(at->user, KNEMLIKE_EXPORT_COST);
+	at->cost += KNEMLIKE_EXPORT_COST;
+}
+
+/*
+ * The export was retired (knemlike_export_retire()): from now on each of its attachments
+ * pays for what is left of it, which the owner can no longer give back (only unmapping
+ * them does). Counted even past max_user_kb: the attacher's own requests then get ENOSPC
+ * until it unmaps. An attachment made later pays as it is linked.
+ */
+void knemlike_export_attachments_keep(struct knemlike_export *export)
+{
+	struct knemlike_xattach *at;
+
+	mutex_lock(&export->grant_lock);
+	export->kept = true;
+	list_for_each_entry(at, &export->attachments, link)
+		knemlike_xattach_keep(at);
+	mutex_unlock(&export->grant_lock);
 }
 
 static void knemlike_xattach_put(struct knemlike_xattach *at)
@@ -80,14 +118,41 @@ static bool knemlike_export_vma_ok(const struct vm_area_struct *vma)
 struct knemlike_take {
 	unsigned long lo, nr;
 	unsigned long seq;		/* the notifier's, before they were taken */
-	bool writable;			/* pinned for writing: map them writable */
+	bool writable;			/* for a store: pinned for writing, mapped writable */
 	struct page *pages[KNEMLIKE_EXPORT_FAULT_PAGES];
 };
 
 /*
- * Step 1: pin the owner's pages of [lo, hi) around page, within the owner's mapping at
- * page, under the owner's mmap lock only. 0, -ESTALE (nothing there that can be
- * mapped), -ENOENT (retired), -ESRCH (the owner's address space is gone), -EINTR.
+ * nr pages of mm from start, for t: pinned for writing for a store (breaking
+ * copy-on-write, as the owner's own store would), referenced for a load. Not pinned for
+ * reading: GUP unshares an anonymous page that is not exclusive (copy-on-write after
+ * fork, KSM) for a read-only pin, as a write would (gup_must_unshare()). A reference
+ * keeps the page as a pin does until it is mapped; then the notifier keeps it coherent.
+ */
+static long knemlike_export_gup(struct mm_struct *mm, unsigned long start,
+				unsigned long nr, struct knemlike_take *t)
+{
+	return knemlike_gup_remote(mm, start, nr, t->writable ? FOLL_WRITE : 0, t->pages,
+				   t->writable);
+}
+
+/* Give back nr pages knemlike_export_gup() took (marked dirty if dirty: written). */
+static void knemlike_export_ungup(struct knemlike_take *t, unsigned long nr, bool dirty)
+{
+	if (t->writable)
+		unpin_user_pages_dirty_lock(t->pages, nr, dirty);
+	else
+		while (nr)
+			put_page(t->pages[--nr]);
+}
+
+/*
+ * Step 1: take the owner's pages of [lo, hi) around page, within the owner's mapping at
+ * page, under the owner's mmap lock only; for writing (t->writable) for a store only: a
+ * load must not break copy-on-write, unshare KSM pages, dirty pages or need what
+ * userfaultfd write-protects. 0, -ESTALE (nothing there that can be mapped, or not
+ * writable for a store), -EINTR, or what knemlike_export_hold() says (the export
+ * retired, or its owner gone or changed: retired now).
  */
 static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 				unsigned long lo, unsigned long hi, struct knemlike_take *t)
@@ -99,12 +164,9 @@ static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 	long got;
 	int err = 0;
 
-	if (down_read_killable(&export->revoke))
-		return -EINTR;
-	if (export->retired || READ_ONCE(export->owner_gone)) {
-		err = export->retired && !export->orphaned ? -ENOENT : -ESRCH;
-		goto out_revoke;
-	}
+	err = knemlike_export_hold(export);
+	if (err)
+		return err;
 	mm = export->mm;
 	t->seq = mmu_interval_read_begin(&export->mni);
 	if (!mmget_not_zero(mm)) {
@@ -117,7 +179,8 @@ static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 	}
 	base = export->start;
 	vma = vma_lookup(mm, base + (page << PAGE_SHIFT));
-	if (!vma || !knemlike_export_vma_ok(vma)) {
+	if (!vma || !knemlike_export_vma_ok(vma) ||
+	    (t->writable && !(vma->vm_flags & VM_WRITE))) {
 		err = -ESTALE;
 		goto out_unlock;
 	}
@@ -127,14 +190,18 @@ static int knemlike_export_take(struct knemlike_xattach *at, unsigned long page,
 	if (vma->vm_start > base)
 		lo = max(lo, (vma->vm_start - base) >> PAGE_SHIFT);
 	hi = min(hi, (vma->vm_end - base) >> PAGE_SHIFT);
-	t->writable = at->writable && (vma->vm_flags & VM_WRITE);
-	got = knemlike_pin_remote(mm, base + (lo << PAGE_SHIFT), hi - lo,
-				  t->writable ? FOLL_WRITE : 0, t->pages);
+	got = knemlike_export_gup(mm, base + (lo << PAGE_SHIFT), hi - lo, t);
 	if (got > 0 && page >= lo + got) {	/* stopped short of the touched page */
-		unpin_user_pages(t->pages, got);
+		knemlike_export_ungup(t, got, false);
+		got = 0;
+	}
+	/* A page before the touched one that cannot be pinned (missing under userfaultfd,
+	 * say) stops the window there, or fails it from its first page: the touched page
+	 * still has what memory it has, so take from it.
+	 */
+	if (got <= 0 && got != -EINTR && lo < page) {
 		lo = page;
-		got = knemlike_pin_remote(mm, base + (lo << PAGE_SHIFT), hi - lo,
-					  t->writable ? FOLL_WRITE : 0, t->pages);
+		got = knemlike_export_gup(mm, base + (lo << PAGE_SHIFT), hi - lo, t);
 	}
 	if (got <= 0) {
 		err = got == -EINTR || got == -ENOMEM ? (int)got : -ESTALE;
@@ -148,7 +215,7 @@ out_unlock:
 out_mm:
 	mmput(mm);
 out_revoke:
-	up_read(&export->revoke);
+	knemlike_export_unhold(export);
 	return err;
 }
 
@@ -219,25 +286,29 @@ out_unlock:
 
 static const struct vm_operations_struct knemlike_xattach_vm_ops;
 
-/* Steps 1 to 3 for a touch of the export's page (window [lo, hi)) at addr. */
+/* Steps 1 to 3 for a touch (a store if write) of the export's page (window [lo, hi)) at
+ * addr.
+ */
 static int knemlike_export_fill(struct knemlike_xattach *at, unsigned long addr,
-				unsigned long page, unsigned long lo, unsigned long hi)
+				unsigned long page, unsigned long lo, unsigned long hi,
+				bool write)
 {
 	struct knemlike_take *t = kmalloc(sizeof(*t), GFP_KERNEL);
 	int err;
 
 	if (!t)
 		return -ENOMEM;
+	t->writable = write;
 	err = knemlike_export_take(at, page, lo, hi, t);
 	if (err)
 		goto out_free;
-	err = knemlike_export_track(at->export, page);
+	err = knemlike_export_track(at->export, page, at->user);
 	if (!err)
 		err = knemlike_export_map(at, addr, page, t, &knemlike_xattach_vm_ops);
 	/* Marked dirty when they may have been written through the attachment: a store
 	 * there does not reach the owner's page table, whose dirty bit reclaim reads.
 	 */
-	unpin_user_pages_dirty_lock(t->pages, t->nr, t->writable && !err);
+	knemlike_export_ungup(t, t->nr, t->writable && !err);
 	knemlike_count_add(export_pages_pinned, -(s64)t->nr);
 out_free:
 	kfree(t);
@@ -259,6 +330,18 @@ static bool knemlike_xattach_failed(struct knemlike_xattach *at, unsigned long p
 	return failed;
 }
 
+/* A touch's window: the touched page's chunk, within the attachment and this mapping. */
+static void knemlike_xattach_window(struct vm_area_struct *vma, unsigned long page,
+				    unsigned long *lo, unsigned long *hi)
+{
+	struct knemlike_xattach *at = vma->vm_private_data;
+	unsigned long chunk = round_down(page, KNEMLIKE_EXPORT_FAULT_PAGES);
+
+	*lo = max3(chunk, at->first, vma->vm_pgoff);
+	*hi = min3(chunk + KNEMLIKE_EXPORT_FAULT_PAGES, at->first + at->nr,
+		   vma->vm_pgoff + vma_pages(vma));
+}
+
 /*
  * A touch of an attachment of an export. The same lock order as knemlike_attach_fault():
  * the fault's own lock (the attaching process's mmap lock, or its VMA's) is given up
@@ -272,6 +355,7 @@ static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
 	struct knemlike_xattach *at = vma->vm_private_data;
 	struct knemlike_export *export = at->export;
 	unsigned long page = vmf->pgoff, lo, hi;
+	bool write;
 	int err;
 
 	if (page - at->first >= at->nr)
@@ -284,14 +368,11 @@ static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
 		return VM_FAULT_RETRY;	/* the lock stays held: that is the contract */
 	if ((vmf->flags & FAULT_FLAG_TRIED) && knemlike_xattach_failed(at, page))
 		return VM_FAULT_SIGBUS;
-	/* The window: the touched page's chunk, within the attachment and this mapping. */
-	lo = round_down(page, KNEMLIKE_EXPORT_FAULT_PAGES);
-	hi = lo + KNEMLIKE_EXPORT_FAULT_PAGES;
-	lo = max3(lo, at->first, vma->vm_pgoff);
-	hi = min3(hi, at->first + at->nr, vma->vm_pgoff + vma_pages(vma));
+	knemlike_xattach_window(vma, page, &lo, &hi);
+	write = vmf->flags & FAULT_FLAG_WRITE;
 	kref_get(&at->ref);		/* the VMA may go once our lock is given up */
 	knemlike_release_fault_lock(vmf);
-	err = knemlike_export_fill(at, vmf->address & PAGE_MASK, page, lo, hi);
+	err = knemlike_export_fill(at, vmf->address & PAGE_MASK, page, lo, hi, write);
 	if (err && err != -EINTR && err != -EAGAIN) {
 		spin_lock(&at->lock);
 		at->failed = true;
@@ -302,13 +383,24 @@ static vm_fault_t knemlike_xattach_fault(struct vm_fault *vmf)
 	return VM_FAULT_RETRY;
 }
 
-/* A store to a page mapped read-only in a writable attachment: the owner's memory there
- * was read-only when it was mapped. Until the owner's mapping changes (which unmaps it),
- * stores get SIGBUS.
+/*
+ * A store to a page mapped read-only in a writable attachment: a load mapped it (pages
+ * taken for reading), or the attacher's mprotect() made it read-only since. Its frame
+ * may be one the owner shares copy-on-write, so it is never made writable in place:
+ * unmap the touched page's window from this mapping, and the store, retried, faults
+ * again and takes the pages for writing (or gets SIGBUS where the owner's memory is
+ * not writable). Runs under the mmap lock: a fault under a VMA's own lock is retried
+ * with it before pfn_mkwrite is called (vmf_can_call_fault()).
  */
 static vm_fault_t knemlike_xattach_pfn_mkwrite(struct vm_fault *vmf)
 {
-	return VM_FAULT_SIGBUS;
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long lo, hi;
+
+	knemlike_xattach_window(vma, vmf->pgoff, &lo, &hi);
+	knemlike_zap_pfn_range(vma, vma->vm_start + ((lo - vma->vm_pgoff) << PAGE_SHIFT),
+			       (hi - lo) << PAGE_SHIFT);
+	return VM_FAULT_NOPAGE;
 }
 
 static void knemlike_xattach_vm_open(struct vm_area_struct *vma)
@@ -360,25 +452,27 @@ int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
-/* The checks of an attach, in an order that tells another user nothing of the export. */
+/* The checks of an attach, in an order that tells another user nothing of the export;
+ * last, whether its owner is still as it was at EXPORT (retiring the export if not).
+ */
 static int knemlike_export_attach_check(struct knemlike_export *export,
 					const struct knemlike_export_attach *req)
 {
 	u64 end;
+	int err;
 
 	if (!(export->flags & KNEMLIKE_EXPORT_ANY_USER) &&
-	    !uid_eq(current_euid(), export->owner_uid))
+	    !uid_eq(current_euid(), export->ids.euid))
 		return -EPERM;
 	if (check_add_overflow(req->offset, req->len, &end) ||
 	    end > (u64)export->nr_pages << PAGE_SHIFT)
 		return -ERANGE;
 	if ((req->prot & KNEMLIKE_PROT_WRITE) && (export->flags & KNEMLIKE_EXPORT_READ_ONLY))
 		return -EACCES;
-	if (READ_ONCE(export->owner_gone) || READ_ONCE(export->orphaned))
-		return -ESRCH;
-	if (READ_ONCE(export->retired))
-		return -ENOENT;
-	return 0;
+	err = knemlike_export_hold(export);
+	if (!err)
+		knemlike_export_unhold(export);
+	return err;
 }
 
 int knemlike_export_attach(struct knemlike_export_attach *req)
@@ -405,6 +499,13 @@ int knemlike_export_attach(struct knemlike_export_attach *req)
 		err = -ENOMEM;
 		goto out_put;
 	}
+	at->user = knemlike_user_get(current_euid());
+	err = at->user ? knemlike_user_add(at->user, sizeof(*at)) : -ENOMEM;
+	if (err) {
+		kfree(at);
+		goto out_put;
+	}
+	at->cost = sizeof(*at);
 	kref_init(&at->ref);
 	spin_lock_init(&at->lock);
 	at->export = export;	/* our reference passes to the attachment */
@@ -417,6 +518,9 @@ int knemlike_export_attach(struct knemlike_export_attach *req)
 	kref_get(&at->ref);
 	mutex_lock(&export->grant_lock);
 	list_add(&at->grant_link, &export->grants);
+	list_add(&at->link, &export->attachments);
+	if (export->kept)	/* retired since the check */
+		knemlike_xattach_keep(at);
 	mutex_unlock(&export->grant_lock);
 	addr = vm_mmap(export->map_file, 0, req->len,
 		       PROT_READ | (at->writable ? PROT_WRITE : 0), MAP_SHARED, req->offset);

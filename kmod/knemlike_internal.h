@@ -106,6 +106,16 @@ struct knemlike_region {
 };
 
 /*
+ * The ids of a process that the kernel's ptrace access check compares of its target
+ * (__ptrace_may_access(), which process_vm_readv() runs): an export serves only while
+ * the process that made it has the ids it had then (knemlike_export_owner_check()).
+ */
+struct knemlike_ids {
+	kuid_t uid, euid, suid;
+	kgid_t gid, egid, sgid;
+};
+
+/*
  * An export: a range of its owner's address space that peers holding its cookie map
  * (knemlike_export.c, knemlike_export_attach.c). Nothing of it is pinned; what peers
  * have mapped is recorded per page (mapped), so that a change of the owner's mapping
@@ -122,7 +132,9 @@ struct knemlike_export {
 	u64 secret[2];			/* cookie: 128 random bits */
 	u32 index;			/* key in the index */
 	u32 flags;			/* KNEMLIKE_EXPORT_* */
-	kuid_t owner_uid;		/* effective uid of the creator */
+	struct knemlike_ids ids;	/* of the creating thread, at EXPORT (ids.euid: its user) */
+	int dumpable;			/* get_dumpable() of its address space, at EXPORT */
+	struct pid *pid;		/* the creating process (its thread group), referenced */
 	unsigned long start;		/* the owner's range: page aligned */
 	unsigned long nr_pages;
 	/* The owner's address space: valid while not retired, read under revoke. */
@@ -136,15 +148,27 @@ struct knemlike_export {
 	struct rw_semaphore revoke;	/* read: a take of the owner's pages; write: retire */
 	struct rw_semaphore sem;	/* read: mapping pages; write: the notifier, retire */
 	bool retired;			/* no page is mapped any more (written under both) */
-	bool orphaned;			/* retired because its owner's address space went */
 	bool owner_gone;		/* the notifier saw the address space's release */
+	/* Once retired, why, as ATTACH reports it: -ENOENT destroyed or closed, -ESRCH its
+	 * owner's process or address space gone (orphaned), -EPERM revoked (the owner's ids
+	 * or dumpability changed). Written with retired.
+	 */
+	int end;
 	struct xarray mapped;		/* chunk of 256 pages -> bitmap of pages mapped */
-	struct mutex grant_lock;	/* protects grants */
+	struct mutex grant_lock;	/* protects grants, attachments, kept */
 	struct list_head grants;	/* attachments being mapped (knemlike_export_attach.c) */
-	struct knemlike_user *user;	/* charged: user_cost bytes against max_user_kb */
-	atomic_long_t user_cost;
+	struct list_head attachments;	/* every attachment of it, until freed */
+	bool kept;			/* retired: its attachments pay for what is left */
+	/* Charged KNEMLIKE_EXPORT_COST against max_user_kb, from EXPORT until retired. */
+	struct knemlike_user *user;
 	struct rcu_head rcu;
 };
+
+/* What an export costs: its structure and an upper bound of its pseudo file's inode,
+ * dentry and file. The creator pays it until the export is retired; then every
+ * attachment that keeps it, until unmapped (knemlike_export_attachments_keep()).
+ */
+#define KNEMLIKE_EXPORT_COST	(sizeof(struct knemlike_export) + 2048)
 
 /* knemlike_region.c */
 int knemlike_regions_init(void);
@@ -159,6 +183,7 @@ bool knemlike_region_unlink(struct knemlike_region *region);
 void knemlike_region_orphan(struct knemlike_region *region);
 struct knemlike_user *knemlike_user_get(kuid_t uid);
 int knemlike_user_add(struct knemlike_user *user, unsigned long bytes);
+void knemlike_user_add_over(struct knemlike_user *user, unsigned long bytes);
 void knemlike_user_sub(struct knemlike_user *user, unsigned long bytes);
 
 /* knemlike_owner.c */
@@ -218,12 +243,16 @@ void knemlike_file_release_exports(struct knemlike_file *kf);
 struct knemlike_export *knemlike_export_get(const struct knemlike_export_cookie *c);
 void knemlike_export_put(struct knemlike_export *export);
 void knemlike_export_orphan(struct knemlike_export *export);
-int knemlike_export_track(struct knemlike_export *export, unsigned long page);
+int knemlike_export_hold(struct knemlike_export *export);
+void knemlike_export_unhold(struct knemlike_export *export);
+int knemlike_export_track(struct knemlike_export *export, unsigned long page,
+			  struct knemlike_user *user);
 unsigned long *knemlike_export_bits(struct knemlike_export *export, unsigned long page);
 
 /* knemlike_export_attach.c */
 int knemlike_export_attach(struct knemlike_export_attach *req);
 int knemlike_export_mmap(struct file *file, struct vm_area_struct *vma);
+void knemlike_export_attachments_keep(struct knemlike_export *export);
 
 /* knemlike_stats.c: counters an administrator reads in sysfs. Per CPU, so that copies
  * on different CPUs never write the same cache line; sysfs shows the sum. Gauges
@@ -247,6 +276,7 @@ struct knemlike_stats {
 	s64 regions_orphaned;	/* regions retired because their owner's address space went */
 	s64 exports_live;	/* exports not yet freed */
 	s64 exports_orphaned;	/* exports retired because their owner's address space went */
+	s64 exports_revoked;	/* exports retired because their owner's ids changed */
 	s64 export_faults;	/* touches of export attachments that mapped pages */
 	s64 export_pages_mapped;	/* pages those touches mapped */
 	s64 export_pages_pinned;	/* owner pages pinned now, while a touch maps them */

@@ -4,6 +4,7 @@
  * dispatcher. Each ioctl copies its argument in, calls one operation, and copies the
  * result out; when that last copy fails, the operation is undone where it can be.
  */
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -200,11 +201,18 @@ static long knemlike_ioctl_attach(struct file *file, void __user *uarg)
 	return 0;
 }
 
-static long knemlike_ioctl_export(struct knemlike_file *kf, void __user *uarg)
+static long knemlike_ioctl_export(struct file *file, void __user *uarg)
 {
+	struct knemlike_file *kf = file->private_data;
 	struct knemlike_export_create req;
 	int err;
 
+	/* Only by the effective uid that opened the file: a descriptor passed to another
+	 * user gives it no exports to make with the owner's slots, that the owner could not
+	 * DESTROY (only the creator's uid can).
+	 */
+	if (!uid_eq(file->f_cred->euid, current_euid()))
+		return -EPERM;
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	err = knemlike_export_create(kf, &req);
@@ -268,7 +276,7 @@ static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		err = knemlike_ioctl_attach(file, uarg);
 		break;
 	case KNEMLIKE_IOC_EXPORT:
-		err = knemlike_ioctl_export(kf, uarg);
+		err = knemlike_ioctl_export(file, uarg);
 		break;
 	case KNEMLIKE_IOC_EXPORT_DESTROY:
 		err = knemlike_ioctl_export_destroy(kf, uarg);

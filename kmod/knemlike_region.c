@@ -113,6 +113,14 @@ int knemlike_user_add(struct knemlike_user *user, unsigned long bytes)
 	return 0;
 }
 
+/* Count bytes against the user even past max_user_kb: memory it keeps and can give back
+ * (an attachment of an export retired since); its requests get ENOSPC until it does.
+ */
+void knemlike_user_add_over(struct knemlike_user *user, unsigned long bytes)
+{
+	atomic_long_add(bytes, &user->bytes);
+}
+
 void knemlike_user_sub(struct knemlike_user *user, unsigned long bytes)
 {
 	atomic_long_sub(bytes, &user->bytes);

@@ -81,6 +81,7 @@ KNEMLIKE_COUNTER_ATTR(owners_live);
 KNEMLIKE_COUNTER_ATTR(regions_orphaned);
 KNEMLIKE_COUNTER_ATTR(exports_live);
 KNEMLIKE_COUNTER_ATTR(exports_orphaned);
+KNEMLIKE_COUNTER_ATTR(exports_revoked);
 KNEMLIKE_COUNTER_ATTR(export_faults);
 KNEMLIKE_COUNTER_ATTR(export_pages_mapped);
 KNEMLIKE_COUNTER_ATTR(export_pages_pinned);
@@ -111,6 +112,7 @@ static struct attribute *knemlike_stats_attrs[] = {
 	&dev_attr_regions_orphaned.attr,
 	&dev_attr_exports_live.attr,
 	&dev_attr_exports_orphaned.attr,
+	&dev_attr_exports_revoked.attr,
 	&dev_attr_export_faults.attr,
 	&dev_attr_export_pages_mapped.attr,
 	&dev_attr_export_pages_pinned.attr,

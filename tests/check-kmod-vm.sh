@@ -10,7 +10,7 @@ series_list=${SMX_KMOD_SERIES:-bookworm bookworm-backports}
 
 bindir=$build/tests/kmod
 mkdir -p "$bindir"
-for t in kmod_ops kmod_stale kmod_hostile kmod_revoke kmod_held kmod_attach kmod_lifetimes kmod_export; do
+for t in kmod_ops kmod_stale kmod_hostile kmod_revoke kmod_held kmod_attach kmod_lifetimes kmod_export kmod_export_hard; do
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -I"$top/kmod/include/uapi" \
 		-o "$bindir/$t" "$top/tests/kmod/$t.c"
 done

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/knemlike.h>
@@ -329,6 +331,82 @@ static inline int kl_store64(volatile uint64_t *p, uint64_t v)
         *p = v;
     }
     return kl_touch_sig;
+}
+
+/* ---- processes and memory shared with them ---- */
+
+static inline double kl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* len bytes of MAP_SHARED memory, zeroed, that a test and its children see alike. */
+static inline void *kl_shared_page(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == p) {
+        perror("mmap");
+        exit(2);
+    }
+    memset(p, 0, len);
+    return p;
+}
+
+static inline void kl_fill_words(void *buf, size_t len, uint64_t v)
+{
+    uint64_t *w = buf;
+    for (size_t i = 0; i < len / 8; i++) {
+        w[i] = v;
+    }
+}
+
+/* Fork a child that runs fn(arg), catching SIGBUS and SIGSEGV (kl_touch), and exits with
+ * its failure count (capped). */
+static inline pid_t kl_spawn(void (*fn)(void *), void *arg)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        exit(2);
+    }
+    if (0 == pid) {
+        kl_failures = 0;   /* its own, not the test's so far */
+        kl_catch_faults();
+        fn(arg);
+        _exit(kl_failures > 100 ? 100 : kl_failures);
+    }
+    return pid;
+}
+
+/* Wait for a child; CHECK that it exited 0 within secs (else it is killed). */
+static inline void kl_reap(pid_t pid, double secs, const char *what)
+{
+    int st = 0;
+    double end = kl_now() + secs;
+    while (waitpid(pid, &st, WNOHANG) != pid) {
+        if (kl_now() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            CHECK(0, "%s: did not end within %.0f s (killed)", what, secs);
+            return;
+        }
+        usleep(10000);
+    }
+    CHECK(WIFEXITED(st) && 0 == WEXITSTATUS(st), "%s: %s %d", what,
+          WIFEXITED(st) ? "exit status" : "killed by signal",
+          WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/* exports_live and attachments back where they were (live, atts): every export freed
+ * once its last attachment went. */
+static inline void kl_check_exports_back(long long live, long long atts)
+{
+    CHECK(kl_counter("exports_live") == live, "exports_live %lld, expected %lld",
+          kl_counter("exports_live"), live);
+    CHECK(kl_counter("attachments") == atts, "attachments %lld, expected %lld",
+          kl_counter("attachments"), atts);
 }
 
 /* Set a module parameter (the guest runs as root); returns 0 or -errno. */

@@ -34,71 +34,6 @@
 #define RW (KNEMLIKE_PROT_READ | KNEMLIKE_PROT_WRITE)
 #define LEN (1UL << 20)
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- helpers ---- */
-
-/* MAP_SHARED memory that a test and its children see alike. */
-static void *shared_page(void)
-{
-    void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (MAP_FAILED == p) {
-        perror("mmap");
-        exit(2);
-    }
-    memset(p, 0, PAGE);
-    return p;
-}
-
-static void fill_words(void *buf, size_t len, uint64_t v)
-{
-    uint64_t *w = buf;
-    for (size_t i = 0; i < len / 8; i++) {
-        w[i] = v;
-    }
-}
-
-/* Fork a child that runs fn(arg) and exits with its failure count (capped). */
-static pid_t spawn(void (*fn)(void *), void *arg)
-{
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("fork");
-        exit(2);
-    }
-    if (0 == pid) {
-        kl_failures = 0;   /* its own, not the test's so far */
-        kl_catch_faults();
-        fn(arg);
-        _exit(kl_failures > 100 ? 100 : kl_failures);
-    }
-    return pid;
-}
-
-/* Wait for a child; CHECK that it exited 0 within secs (else it is killed). */
-static void reap(pid_t pid, double secs, const char *what)
-{
-    int st = 0;
-    double end = now_s() + secs;
-    while (waitpid(pid, &st, WNOHANG) != pid) {
-        if (now_s() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            CHECK(0, "%s: did not end within %.0f s (killed)", what, secs);
-            return;
-        }
-        usleep(10000);
-    }
-    CHECK(WIFEXITED(st) && 0 == WEXITSTATUS(st), "%s: %s %d", what,
-          WIFEXITED(st) ? "exit status" : "killed by signal",
-          WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-}
-
 static int cookie_eq(const struct knemlike_export_cookie *a,
                      const struct knemlike_export_cookie *b)
 {
@@ -198,7 +133,7 @@ static void refusals(int fd)
     }
 
     struct other_uid_arg a = {.cookie = c, .any = ro};
-    reap(spawn(other_uid_child, &a), 30, "the other uid's child");
+    kl_reap(kl_spawn(other_uid_child, &a), 30, "the other uid's child");
 
     int fd2 = kl_open();
     CHECK_ERR(kl_export_destroy(fd2, &c), ENOENT, "destroy through another open file");
@@ -232,8 +167,8 @@ struct shm {
 
 static void wait_step(struct shm *s, int step)
 {
-    double end = now_s() + 20;
-    while (s->step < step && now_s() < end) {
+    double end = kl_now() + 20;
+    while (s->step < step && kl_now() < end) {
         usleep(1000);
     }
     if (s->step < step) {
@@ -244,8 +179,8 @@ static void wait_step(struct shm *s, int step)
 
 static void wait_ack(struct shm *s, int ack)
 {
-    double end = now_s() + 20;
-    while (s->ack < ack && now_s() < end) {
+    double end = kl_now() + 20;
+    while (s->ack < ack && kl_now() < end) {
         usleep(1000);
     }
     CHECK(s->ack >= ack, "the peer did not reach step %d", ack);
@@ -299,11 +234,11 @@ static void coherence_peer(void *p)
 static void coherence(int fd)
 {
     SECTION("a reader-writer and the owner see each other's stores");
-    struct shm *s = shared_page();
+    struct shm *s = kl_shared_page(PAGE);
     uint64_t *buf = (uint64_t *) kl_map_filled(NULL, LEN, 0);
-    fill_words(buf, LEN, 0x1111);
+    kl_fill_words(buf, LEN, 0x1111);
     CHECK_ERR(kl_export(fd, buf, LEN, 0, &s->cookie), 0, "export");
-    pid_t peer = spawn(coherence_peer, s);
+    pid_t peer = kl_spawn(coherence_peer, s);
     s->step = 1;
     wait_ack(s, 1);
     CHECK(0x2222 == buf[7], "the owner sees the reader's store: %llx",
@@ -340,7 +275,7 @@ static void coherence(int fd)
     wait_ack(s, 6);
     CHECK(0x9999 == buf[5], "the owner sees the store made once writable again: %llx",
           (unsigned long long) buf[5]);
-    reap(peer, 30, "the coherence peer");
+    kl_reap(peer, 30, "the coherence peer");
     CHECK_ERR(kl_export_destroy(fd, &s->cookie), 0, "destroy");
     munmap(buf, LEN);
     munmap(s, PAGE);
@@ -375,7 +310,7 @@ static void *remapper(void *p)
             perror("mmap");
             _exit(2);
         }
-        fill_words(o->buf, STORM_LEN, STAMP(g));
+        kl_fill_words(o->buf, STORM_LEN, STAMP(g));
         o->s->gen = g;
     }
     return NULL;
@@ -413,24 +348,24 @@ static void remap_storm(int fd)
 {
     SECTION("the owner unmaps and maps new memory at the exported address while a reader "
             "reads (%.0f s)", STORM_SECONDS);
-    struct shm *s = shared_page();
+    struct shm *s = kl_shared_page(PAGE);
     struct storm_owner o = {.s = s};
     o.buf = kl_map_filled(NULL, STORM_LEN, 0);
-    fill_words(o.buf, STORM_LEN, STAMP(1));
+    kl_fill_words(o.buf, STORM_LEN, STAMP(1));
     s->gen = 1;
     CHECK_ERR(kl_export(fd, o.buf, STORM_LEN, 0, &s->cookie), 0, "export");
     long long faults = kl_counter("export_faults"), zaps = kl_counter("export_zaps");
-    pid_t reader = spawn(storm_reader, s);
+    pid_t reader = kl_spawn(storm_reader, s);
     pthread_t t;
     pthread_create(&t, NULL, remapper, &o);
     s->step = 1;
-    double end = now_s() + STORM_SECONDS;
-    while (now_s() < end) {
+    double end = kl_now() + STORM_SECONDS;
+    while (kl_now() < end) {
         usleep(10000);
     }
     s->stop = 1;
     pthread_join(t, NULL);
-    reap(reader, 30, "the storm's reader");
+    kl_reap(reader, 30, "the storm's reader");
     printf("  %llu generations, %lld touches mapped pages, %lld unmappings; %ld reads: %ld "
            "SIGBUS, %ld zero, %ld stale, %ld wrong\n", (unsigned long long) s->gen,
            kl_counter("export_faults") - faults, kl_counter("export_zaps") - zaps, s->reads,
@@ -481,24 +416,24 @@ static void destroy_reader(void *p)
 static void destroy_while_reading(int fd)
 {
     SECTION("DESTROY while a reader touches the export");
-    struct shm *s = shared_page();
+    struct shm *s = kl_shared_page(PAGE);
     uint64_t *buf = (uint64_t *) kl_map_filled(NULL, LEN, 0);
-    fill_words(buf, LEN, 0x1234);
+    kl_fill_words(buf, LEN, 0x1234);
     CHECK_ERR(kl_export(fd, buf, LEN, 0, &s->cookie), 0, "export");
-    pid_t reader = spawn(destroy_reader, s);
+    pid_t reader = kl_spawn(destroy_reader, s);
     wait_ack(s, 1);
     while (s->reads < 20000) {
         usleep(1000);
     }
     CHECK_ERR(kl_export_destroy(fd, &s->cookie), 0, "destroy while read");
-    fill_words(buf, LEN, 0xdead);
+    kl_fill_words(buf, LEN, 0xdead);
     s->destroyed = 1;
-    double end = now_s() + 10;
-    while (s->sigbus + s->wrong < 1000 && now_s() < end) {
+    double end = kl_now() + 10;
+    while (s->sigbus + s->wrong < 1000 && kl_now() < end) {
         usleep(1000);
     }
     s->stop = 1;
-    reap(reader, 30, "the reader");
+    kl_reap(reader, 30, "the reader");
     printf("  %ld reads; after DESTROY: %ld SIGBUS, %ld read memory; %ld saw what the owner "
            "wrote after DESTROY\n", s->reads, s->sigbus, s->wrong, s->stale);
     CHECK(s->sigbus > 0 && 0 == s->wrong && 0 == s->stale, "after DESTROY the reader read "
@@ -518,7 +453,7 @@ static void owner_that_exits(void *p)
 {
     struct shm *s = p;
     uint64_t *buf = (uint64_t *) kl_map_filled(NULL, LEN, 0);
-    fill_words(buf, LEN, 0x4242);
+    kl_fill_words(buf, LEN, 0x4242);
     if (kl_export(s->fd, buf, LEN, 0, &s->cookie)) {
         _exit(1);
     }
@@ -533,13 +468,13 @@ static void owner_that_exits(void *p)
 static void owner_ends(int fd, int exec)
 {
     SECTION("the owner %s: touches get SIGBUS, ATTACH ESRCH", exec ? "execs" : "exits");
-    struct shm *s = shared_page();
+    struct shm *s = kl_shared_page(PAGE);
     s->exec = exec;
     s->fd = fd;
     long long orphaned = kl_counter("exports_orphaned");
-    pid_t owner = spawn(owner_that_exits, s);
-    double end = now_s() + 10;
-    while (!s->step && now_s() < end) {
+    pid_t owner = kl_spawn(owner_that_exits, s);
+    double end = kl_now() + 10;
+    while (!s->step && kl_now() < end) {
         usleep(1000);
     }
     struct knemlike_export_cookie c = s->cookie;
@@ -551,8 +486,8 @@ static void owner_ends(int fd, int exec)
           (unsigned long long) v);
     s->ack = 1;
     if (exec) {
-        end = now_s() + 5;
-        while (kl_counter("exports_orphaned") == orphaned && now_s() < end) {
+        end = kl_now() + 5;
+        while (kl_counter("exports_orphaned") == orphaned && kl_now() < end) {
             usleep(10000);
         }
         CHECK(0 == kill(owner, 0), "the owner that exec'd should still run");
@@ -568,8 +503,8 @@ static void owner_ends(int fd, int exec)
     void *at2;
     CHECK_ERR(kl_export_attach(fd, &c, 0, PAGE, RD, &at2), ESRCH,
               exec ? "attach after the owner exec'd" : "attach after the owner exited");
-    end = now_s() + 5;
-    while (kl_counter("exports_orphaned") == orphaned && now_s() < end) {
+    end = kl_now() + 5;
+    while (kl_counter("exports_orphaned") == orphaned && kl_now() < end) {
         usleep(10000);
     }
     CHECK(kl_counter("exports_orphaned") > orphaned, "exports_orphaned did not move");
@@ -590,7 +525,7 @@ static void containment(int fd)
 {
     SECTION("a read-only attachment: no fork, no mprotect, no kernel writes through it");
     uint64_t *buf = (uint64_t *) kl_map_filled(NULL, LEN, 0);
-    fill_words(buf, LEN, 0xabcd);
+    kl_fill_words(buf, LEN, 0xabcd);
     struct knemlike_export_cookie c;
     uint64_t *at, v;
     CHECK_ERR(kl_export(fd, buf, LEN, 0, &c), 0, "export");
@@ -735,7 +670,7 @@ static void large_export(int fd)
     uint64_t *mem = (uint64_t *) (base + hole);
     CHECK(mem == mmap(mem, mapped, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), "map 4 MiB in it");
-    fill_words(mem, mapped, 0x7070);
+    kl_fill_words(mem, mapped, 0x7070);
     long long pinned0 = kl_counter("export_pages_pinned"),
               mapped0 = kl_counter("export_pages_mapped"), held0 = kl_counter("held_pages");
     struct knemlike_export_cookie c;
@@ -792,13 +727,13 @@ static void whole_space_child(void *p)
     const uintptr_t lo = 1UL << 16, hi = 0x7ffffffff000UL;   /* x86-64's user space */
     struct knemlike_export_cookie c;
     uint64_t *buf = (uint64_t *) kl_map_filled(NULL, LEN, 0), v;
-    fill_words(buf, LEN, 0x3131);
+    kl_fill_words(buf, LEN, 0x3131);
     CHECK_ERR(kl_export(fd, (void *) lo, hi - lo, 0, &c), 0, "export all of user space");
     pthread_t t;
     pthread_create(&t, NULL, map_unmap, s);
     long reads = 0, bad = 0;
-    double end = now_s() + 2;
-    while (now_s() < end) {
+    double end = kl_now() + 2;
+    while (kl_now() < end) {
         uint64_t *at;
         if (kl_export_attach(fd, &c, (uintptr_t) buf - lo, LEN, RW, (void **) &at)) {
             bad++;
@@ -821,8 +756,8 @@ static void whole_space(void)
 {
     SECTION("a process exports all of its user space and attaches parts of its own export "
             "while a thread maps and unmaps");
-    struct shm *s = shared_page();
-    reap(spawn(whole_space_child, s), 20, "the process that attaches its own export");
+    struct shm *s = kl_shared_page(PAGE);
+    kl_reap(kl_spawn(whole_space_child, s), 20, "the process that attaches its own export");
     munmap(s, PAGE);
 }
 
@@ -846,9 +781,6 @@ int main(void)
     whole_space();
     close(fd);
     /* Exports are freed when their attachments go (orphans when the file closes). */
-    CHECK(kl_counter("exports_live") == live, "exports_live %lld, expected %lld",
-          kl_counter("exports_live"), live);
-    CHECK(kl_counter("attachments") == atts, "attachments %lld, expected %lld",
-          kl_counter("attachments"), atts);
+    kl_check_exports_back(live, atts);
     return kl_verdict("kmod_export");
 }

@@ -183,27 +183,52 @@ struct knemlike_attach {
  * plain loads and stores.
  *
  * A touch maps the owner's memory as it is at that moment (up to 1 MiB around the page
- * touched); no page stays pinned once mapped. Before the owner's mapping changes over a
- * part of the range (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write,
- * migration, reclaim, exit, exec), that part is unmapped from every attachment, so a peer
- * sees the owner's current memory or SIGBUS (BUS_ADRERR), never pages the owner has let
- * go. SIGBUS: no memory there (or memory that cannot be shared: a device's, PROT_NONE),
- * a store where the owner's memory is read-only, the export destroyed (no touch reaches
- * the owner's memory once KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), the owner
- * exited or exec'd, or the owner's max_user_kb reached by the bookkeeping of what is
- * mapped (below).
+ * touched); no page stays pinned once mapped. A load takes the owner's pages for reading
+ * only, so it never writes them (no copy-on-write broken, no page dirtied, userfaultfd
+ * write protection respected); a store takes its window's pages for writing, as the
+ * owner's own store would. Before the owner's mapping changes over a part of the range
+ * (munmap, mremap, mprotect, MADV_DONTNEED, fork's copy-on-write, migration, reclaim,
+ * exit, exec), that part is unmapped from every attachment, so a peer sees the owner's
+ * current memory or SIGBUS (BUS_ADRERR), never pages the owner has let go. SIGBUS: no
+ * memory at the page touched, whatever the pages around it are (or memory that cannot be
+ * shared: a device's, PROT_NONE; or a page missing under userfaultfd, which the module
+ * cannot wait for); a store where the owner's memory is read-only (or write-protected
+ * under userfaultfd); the export destroyed (no touch reaches the owner's memory once
+ * KNEMLIKE_IOC_EXPORT_DESTROY or close has returned), orphaned or revoked (below); or
+ * the toucher's max_user_kb reached by the bookkeeping of what is mapped.
  *
- * An export belongs to the open file that created it (DESTROY through it, by the same
- * effective uid; close destroys it) and dies with the owner's address space: then
- * attaching gives ESRCH and touches SIGBUS, until DESTROY or close frees it. Exports
- * count against max_regions_per_file with the regions, and their kernel memory against
- * max_user_kb (ENOSPC).
+ * An export is made only by the effective uid that opened the file it is made through,
+ * and belongs to that file (DESTROY through it, by the same effective uid; close
+ * destroys it); it dies with the owner's address space: then attaching gives ESRCH and
+ * touches SIGBUS, until DESTROY or close frees it. Exports count against
+ * max_regions_per_file with the regions. Their kernel memory counts against
+ * max_user_kb (ENOSPC) of the user who causes it: an export its creator's until it is
+ * destroyed, closed, orphaned or revoked; an attachment, and the bookkeeping of what its
+ * touches map, its attacher's; once the export is gone, what an attachment still keeps
+ * of it its attacher's, until unmapped (counted even past the limit).
+ *
+ * An export serves only while the process that made it still runs on the address space
+ * it was made in, with the ids it had then (real, effective and saved uid and gid, of
+ * every thread) and the same dumpability: what the kernel's ptrace access check compares
+ * of a target, which process_vm_readv() runs at every call. The module checks them again
+ * where the kernel would: at each ATTACH, and at each touch that maps pages. Once one has
+ * changed (setresuid(), which also makes the process non-dumpable; PR_SET_DUMPABLE), the
+ * export is revoked: every attachment is unmapped, touches get SIGBUS and ATTACH EPERM;
+ * once the process has exec'd or exited while another keeps the address space (a
+ * CLONE_VM sibling, the parent of a vfork child that exported), the same with ESRCH; both
+ * until DESTROY or close. Pages an attachment mapped before the change stay readable
+ * until one of those checks finds it (the next ATTACH or mapping touch, by any peer), as
+ * a tracer attached before a process changes its credentials stays attached.
  *
  * An attachment is never inherited (fork: MADV_DOFORK on it fails with EINVAL), never
  * executable, cannot be made writable by mprotect() when attached read-only (EACCES),
- * cannot be grown by mremap(), and is not reachable by get_user_pages: O_DIRECT I/O,
- * vmsplice, process_vm_readv/writev and ptrace through it fail (EFAULT, EIO) and move no
- * byte. Detach with munmap().
+ * cannot be grown by mremap(), and is not reachable by get_user_pages: vmsplice,
+ * process_vm_readv/writev and ptrace through it fail (EFAULT, EIO) and move no byte, and
+ * so does O_DIRECT I/O where the file system does direct I/O. Where it does O_DIRECT as
+ * buffered I/O (tmpfs since 6.6), the kernel copies through the mapping as for read()
+ * and write(): within the attachment's protection, as the caller's own loads and stores
+ * would (into a read-only attachment EFAULT, into a writable one the bytes). Detach with
+ * munmap().
  */
 
 /* 128 random bits (secret) beside the export's index (id): never a kernel address. The
@@ -222,7 +247,9 @@ struct knemlike_export_cookie {
 /*
  * KNEMLIKE_IOC_EXPORT. Errors: EINVAL (addr or len not page aligned, len 0, unknown
  * flag, nonzero reserved, addr + len overflows), EFAULT (the range is not all user
- * space), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
+ * space), EPERM (the caller's effective uid is not the one that opened the file, as
+ * when a descriptor is passed to another user; or another thread of the caller has other
+ * ids than the caller), EMFILE (max_regions_per_file, or the module's 2^31 - 1 export slots), ENOSPC
  * (this effective uid's exports and regions would take more than max_user_kb of kernel
  * memory), EOPNOTSUPP (a kernel without MMU notifiers: KNEMLIKE_FEATURE_EXPORT clear),
  * ENOMEM.
@@ -250,9 +277,11 @@ struct knemlike_export_destroy {
  * Errors: EINVAL (prot without READ or with unknown bits, nonzero flags, offset or len
  * not page aligned, len 0), ENOENT (no such export: unknown cookie, destroyed, closed),
  * ERANGE (offset + len runs past the export), EPERM (the export belongs to another
- * effective uid and was not created KNEMLIKE_EXPORT_ANY_USER; or a security module
- * refused the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY
- * export), ESRCH (the owner's address space is gone: it exited or exec'd), ENOMEM (no
+ * effective uid and was not created KNEMLIKE_EXPORT_ANY_USER; or it was revoked: its
+ * owner's ids or dumpability changed since EXPORT, above; or a security module refused
+ * the mapping), EACCES (KNEMLIKE_PROT_WRITE on a KNEMLIKE_EXPORT_READ_ONLY export),
+ * ESRCH (the owner's address space is gone, or the process that made the export exited
+ * or exec'd), ENOSPC (the caller's effective uid is at its max_user_kb), ENOMEM (no
  * room in the caller's address space, vm.max_map_count, or out of memory), EAGAIN (the
  * caller's mlockall(MCL_FUTURE) would pass its RLIMIT_MEMLOCK), EINTR (a fatal signal
  * while waiting for the caller's mmap lock), EOPNOTSUPP (no MMU notifiers).

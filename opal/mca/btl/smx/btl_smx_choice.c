@@ -104,7 +104,6 @@ static bool smx_decide(struct smx_choice_range *k)
     if (0 != (k->allowed & SMX_WAY_BIT(other)) && smx_cheaper(k->cost[other], k->cost[k->copy])) {
         k->copy = (uint8_t) other;
     }
-
     for (int w = 0; w < SMX_WAYS; ++w) {
         if (0 != (k->allowed & SMX_WAY_BIT(w)) && smx_cheaper(k->cost[w], k->cost[best])) {
             best = w;
