@@ -78,28 +78,6 @@ for cell in "8 8" "64 32"; do
 		tail -n 30 "$log"
 	fi
 done
-# A /dev/shm that fills after MPI_Init: btl/smx reserves its chunk area's pages as it first
-# uses them, so 8 processes with small rings fit in 1 MiB at MPI_Init (headers, queues and
-# the whole fragments init keeps: about 80 KiB each), then run out of pages as their
-# bursts of unexpected messages carve chunks. Each says once that it goes on with the
-# chunks it has, every message arrives (every byte checked), and nothing dies of a
-# signal or waits for ever (the chunks a message takes at once were reserved at init).
-rc=0
-unshare -m sh -c 'mount -t tmpfs -o size=1M tmpfs /dev/shm && shift && exec "$@"' sh \
-	timeout -k 10 300 mpirun "${root[@]}" -np 8 --oversubscribe --bind-to none \
-	-x SMX_TEST_QUICK=1 $(smx_config_args smx-cma) --mca btl_smx_pair_ring_size 4096 \
-	--mca btl_base_verbose info "$build/tests/mpi/unexpected" >"$log.raw" 2>&1 || rc=$?
-tr -d '\000' <"$log.raw" >"$log"
-full=$(grep -c 'no more room in .*; messages go on through' "$log" || true)
-if [ $rc = 0 ] && grep -q '^unexpected: PASS' "$log" &&
-	! grep -Eq 'Bus error|Segmentation fault|exited on signal' "$log" && [ "$full" -ge 1 ]; then
-	echo "ok: /dev/shm of 1 MiB filled after MPI_Init: $full of 8 processes went on with the" \
-		"chunks they had, every message arrived"
-else
-	fail "/dev/shm of 1 MiB filled after MPI_Init: exit $rc, $full processes said they ran" \
-		"out of room (want a PASS, at least one, no signal)"
-	tail -n 30 "$log"
-fi
 for mib in 4 64; do
 	smx=$(outcome "$mib" 2 smx-cma spawn --expect-smx)
 	if [ "$smx" = PASS ]; then
