@@ -8,7 +8,8 @@
  *   2. Shared memory in use in DIR (default /dev/shm, statvfs: what the file system has
  *      allocated, unlinked-but-mapped files included) after MPI_Init and a barrier.
  *   3. Traffic that touches every pair: --rounds all-to-alls of --block bytes per pair
- *      (default 3 x 16 KiB), every byte checked; then the same reading of DIR.
+ *      (default 3 x 16 KiB), every byte checked, each timed (the slowest rank's
+ *      MPI_Alltoall, after a barrier); then the same reading of DIR.
  *   4. Ping-pong latency between ranks 0 and 1 for --sizes (default 0:4K), each pinned to
  *      a CPU of its own and not yielding it when idle, while every other rank waits
  *      outside MPI (blocked in flock()), so that only the transport's own per-peer cost
@@ -17,8 +18,9 @@
  *
  * Output (rank 0, stdout): '#' comment lines, then CSV 'metric,bytes,value' with the
  * metrics init_s (slowest MPI_Init, seconds), shm_init and shm_traffic (bytes in use in
- * DIR, absolute: the caller subtracts what was in use before the job), latency_us
- * (half a round trip, per size). tests/bench/run-scale runs it for several N and
+ * DIR, absolute: the caller subtracts what was in use before the job), alltoall_s (the
+ * median round of step 3, seconds; bytes: --block), latency_us (half a round trip, per
+ * size). tests/bench/run-scale runs it for several N and
  * transports, interleaved.
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -75,11 +77,14 @@ static uint8_t pattern(int from, int to, int round, size_t i)
     return (uint8_t) (from * 131 + to * 31 + round * 7 + i * 13 + (i >> 8));
 }
 
-/* Every pair exchanges 'block' bytes 'rounds' times; every byte is checked. */
-static void touch_every_pair(size_t block, int rounds)
+/* Every pair exchanges 'block' bytes 'rounds' times; every byte is checked. Returns the
+ * median over the rounds of the slowest rank's MPI_Alltoall (seconds; rank 0 only), each
+ * round started together (a barrier). */
+static double touch_every_pair(size_t block, int rounds)
 {
     uint8_t *s = malloc(block * (size_t) nranks), *r = malloc(block * (size_t) nranks);
-    if (NULL == s || NULL == r) {
+    double *took = calloc((size_t) rounds, sizeof(double)), median = 0.0;
+    if (NULL == s || NULL == r || NULL == took) {
         die("out of memory for the all-to-all");
     }
     for (int round = 0; round < rounds; ++round) {
@@ -89,7 +94,11 @@ static void touch_every_pair(size_t block, int rounds)
             }
         }
         memset(r, 0, block * (size_t) nranks);
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now();
         MPI_Alltoall(s, (int) block, MPI_BYTE, r, (int) block, MPI_BYTE, MPI_COMM_WORLD);
+        const double mine = now() - t0;
+        MPI_Reduce(&mine, &took[round], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         for (int from = 0; from < nranks; ++from) {
             for (size_t i = 0; i < block; ++i) {
                 if (r[(size_t) from * block + i] != pattern(from, rank, round, i)) {
@@ -100,8 +109,13 @@ static void touch_every_pair(size_t block, int rounds)
             }
         }
     }
+    if (0 == rank) {
+        median = bu_median(took, rounds);
+    }
+    free(took);
     free(s);
     free(r);
+    return median;
 }
 
 /* Seconds per one-way message of 'len' bytes, over 'iters' round trips (ranks 0, 1). */
@@ -234,7 +248,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     const long long shm_init = used_bytes(dir);
     MPI_Barrier(MPI_COMM_WORLD);
-    touch_every_pair(block, rounds);
+    const double alltoall_s = touch_every_pair(block, rounds);
     MPI_Barrier(MPI_COMM_WORLD);
     const long long shm_traffic = used_bytes(dir);
 
@@ -307,8 +321,8 @@ int main(int argc, char **argv)
                               : yielded ? "the pair did not yield when idle for the ping-pong "
                                           "(Open MPI yields in an oversubscribed job)"
                                         : "the pair did not yield when idle");
-            printf("metric,bytes,value\ninit_s,0,%.6f\nshm_init,0,%lld\nshm_traffic,0,%lld\n",
-                   slowest, shm_init, shm_traffic);
+            printf("metric,bytes,value\ninit_s,0,%.6f\nshm_init,0,%lld\nshm_traffic,0,%lld\n"
+                   "alltoall_s,%zu,%.6f\n", slowest, shm_init, shm_traffic, block, alltoall_s);
             for (int s = 0; s < nsizes; ++s) {
                 printf("latency_us,%zu,%.4f\n", sizes[s], lat[s]);
             }

@@ -183,6 +183,10 @@ struct mca_btl_smx_component_t {
     opal_shmem_ds_t seg_ds;  /* my segment (its file exists until every peer mapped it) */
     int segment_fd;          /* kept open: other jobs map it as /proc/<pid>/fd/<fd> */
     void *segment;
+    /* my queue's next entry and its index mask, kept here beside the segment's address:
+     * an idle poll reads this line and the entry's, not two lines of the header (the
+     * header's queue_head, mine alone, is written for the senders) */
+    uint64_t queue_head, queue_mask;
     size_t segment_size;
     int local_rank, num_local;
     /* by local rank, shared by all modules; then the processes of other jobs I reached */
@@ -191,9 +195,13 @@ struct mca_btl_smx_component_t {
     mca_btl_smx_endpoint_t **guests; /* by the slot they claimed in my header */
     mca_btl_smx_endpoint_t **hot;   /* peers whose pair ring to me I read */
     int num_hot;
+    mca_btl_smx_endpoint_t **ringed; /* peers I write to through a ring of mine */
+    int num_ringed;                  /* (component lock) */
     mca_btl_smx_endpoint_t **active; /* peers with fragments pending or gets to serve */
     int num_active;
     uint64_t area_used;              /* bytes of my chunk area carved so far */
+    uint64_t area_ready;             /* my segment up to here is reserved whole (init) */
+    bool area_full;                  /* a reservation failed: no more pages taken */
     uint64_t area_carved[SMX_CHUNK_CLASSES]; /* ... for each size (btl_smx_chunks.c) */
     uint64_t rings_used;             /* bytes of my ring area carved so far */
     int pair_rings;                  /* pair rings I made */
@@ -259,22 +267,32 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
 int mca_btl_smx_params_register(void);
 bool mca_btl_smx_params_valid(void);
 
-/* What a process publishes of its segment (its btl's modex entry): the descriptor a peer
- * maps the segment by; the file descriptor the process keeps open to it, which a process
- * of another job opens through /proc once the file is gone (-1: none); its cpuset as a
- * list, "" if unknown, NUL-terminated. */
+/* What a process publishes of its segment (its btl's modex entry): the file descriptor
+ * the process keeps open to it, which a process of another job opens through /proc once
+ * the file is gone (-1: none); then the part in use of the descriptor a peer maps the
+ * segment by (ds_size bytes: opal_shmem_sizeof_shmem_ds, the name without the rest of its
+ * OPAL_PATH_MAX bytes), and its cpuset as a list, "" if unknown, NUL-terminated. About 100
+ * bytes, where the whole descriptor took 4.2 KiB: every process of a node fetches every
+ * other's entry at MPI_Init (N x N of them, through the PMIx server). */
 struct smx_modex {
-    opal_shmem_ds_t ds;
     int32_t fd;
-    char cpuset[];
+    uint32_t ds_size;
+    char data[];
 };
 
 /* btl_smx_segment.c: my segment; map every page of [addr, addr + len) now, writable or
- * for reading (not to fault them one by one during the first transfers). */
+ * for reading (not to fault them one by one during the first transfers); take the pages
+ * of [offset, offset + len) of my segment from the file system and map them for writing
+ * (0, or an errno: none taken). */
 int mca_btl_smx_segment_create(void);
 int mca_btl_smx_segment_publish(void);
 void mca_btl_smx_segment_destroy(void);
 void mca_btl_smx_prefault(void *addr, size_t len, bool write);
+int mca_btl_smx_reserve(uint64_t offset, uint64_t len);
+/* Say that 'bytes' could not be reserved at init (errno rc): btl/smx is not used. Bytes
+ * of my segment reserved so far. */
+void mca_btl_smx_reserve_refused(uint64_t bytes, int rc);
+uint64_t mca_btl_smx_reserved_bytes(void);
 
 /* btl_smx_endpoint.c: the local rank of a peer of this job on this node other than me,
  * SMX_GUEST for a process of another job on this node, -1 if none; the endpoint of a
@@ -327,6 +345,11 @@ static inline void mca_btl_smx_copy_in(mca_btl_smx_endpoint_t *ep, void *to, con
  * lock). */
 void mca_btl_smx_chunks_reclaim(void);
 void mca_btl_smx_chunks_fini(void);
+/* The chunks my area must always have, their pages reserved at init (after
+ * mca_btl_smx_skew_init: one of each size, and as many whole fragments as a message to a
+ * late receiver takes), or the whole area where btl_smx_budget_kb is set: 0, or the errno
+ * of the reservation that failed (btl/smx is then not used). */
+int mca_btl_smx_chunks_start(void);
 /* The smallest chunk area that holds enough of each size of message to stream. */
 uint64_t mca_btl_smx_area_min(void);
 /* 'auto' rings: the first SMX_RINGS_LARGE a process makes are 512 KiB, later ones 128 KiB

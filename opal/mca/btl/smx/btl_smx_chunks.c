@@ -10,6 +10,11 @@
 #include "btl_smx_chunks.h"
 #include "btl_smx_policy.h"
 
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+#include "opal/util/sys_limits.h"
+
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +171,11 @@ static void smx_chunks_reclaim(void)
             }
         }
     }
-    for (int i = 0; NULL != c->peers && i < c->num_peers; ++i) {
-        mca_btl_smx_endpoint_t *ep = c->peers[i];
-        if (NULL != ep && NULL != ep->ref_first) { /* (then ep->out is set) */
+    /* (the peers I made a ring to only: at most btl_smx_pair_rings_max, where a loop over
+     * every peer cost each whole-fragment message of a 384-rank job 384 endpoints) */
+    for (int i = 0; NULL != c->ringed && i < c->num_ringed; ++i) {
+        mca_btl_smx_endpoint_t *ep = c->ringed[i];
+        if (NULL != ep->ref_first) {
             mca_btl_smx_ring_chunks_reclaim(ep,
                                             __atomic_load_n(&ep->out->consumed, __ATOMIC_ACQUIRE));
         }
@@ -248,12 +255,19 @@ static int smx_chunks_cycle(int cls)
     return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
 }
 
-/* A new chunk of class 'cls', made ready; NULL when its share of the area is used up. */
+/* A new chunk of class 'cls', made ready; NULL when its share of the area is used up, or
+ * no page of it could be had (the file system is full). Its pages are reserved as it is
+ * first used for as many bytes (smx_chunk_reserve), unless init reserved them. */
 static struct smx_chunk_slot *smx_chunk_carve(int cls)
 {
-    struct smx_chunk_slot *s = malloc(sizeof(*s));
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s;
     uint64_t offset;
 
+    if (c->area_full) {
+        return NULL;
+    }
+    s = malloc(sizeof(*s));
     if (NULL == s) {
         return NULL;
     }
@@ -265,16 +279,111 @@ static struct smx_chunk_slot *smx_chunk_carve(int cls)
     s->offset = offset;
     s->cls = cls;
     s->rot = 0;
+    s->ep = NULL;
+    s->parts = NULL; /* (read at finalize: a chunk init carved may never be taken) */
+    s->release = 0;
+    s->reserved = offset + smx_chunk_bytes(cls) <= c->area_ready ? (uint32_t) smx_chunk_bytes(cls)
+                                                                 : 0;
     smx_chunk_ready(s);
     return s;
 }
 
-/* A chunk of class 'cls' to ep: a ready one, one back from a receiver, or a new one
- * (component lock held). */
-struct smx_chunk_slot *mca_btl_smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls)
+/* The pages of the first 'need' bytes of s (its header included) taken from the file
+ * system and mapped, if they are not yet: tmpfs gives a page at its first write, and a
+ * full one meets that write with SIGBUS. 0, or an errno (the file system is full: no more
+ * pages are asked for, area_full). */
+static int smx_chunk_reserve(struct smx_chunk_slot *s, uint64_t need)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    struct smx_chunk_slot *s;
+    const uint64_t whole = smx_chunk_bytes(s->cls);
+    const uint64_t page = (uint64_t) opal_getpagesize();
+    int rc;
+
+    if (need > whole) {
+        need = whole;
+    }
+    if (need <= s->reserved) {
+        return 0;
+    }
+    if (c->area_full) {
+        return ENOSPC;
+    }
+    rc = mca_btl_smx_reserve(s->offset + s->reserved, need - s->reserved);
+    if (0 != rc) {
+        c->area_full = true;
+        return rc;
+    }
+    /* (to the end of the page: the next chunk's first bytes may be reserved with them) */
+    need = ((s->offset + need + page - 1) & ~(page - 1)) - s->offset;
+    s->reserved = (uint32_t) (need < whole ? need : whole);
+    return 0;
+}
+
+/* The first ready chunk of class 'cls' whose first 'need' bytes are reserved, and the one
+ * before it on the list (NULL: it is the first); NULL if none. */
+static struct smx_chunk_slot *smx_ready_with(int cls, uint64_t need, struct smx_chunk_slot **prev)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const uint64_t whole = smx_chunk_bytes(cls);
+
+    need = need < whole ? need : whole;
+    *prev = NULL;
+    for (struct smx_chunk_slot *s = c->chunk_free[cls]; NULL != s; *prev = s, s = s->next) {
+        if (s->reserved >= need) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+int mca_btl_smx_chunks_start(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const struct smx_segment_header *h = c->segment;
+    const int frag = SMX_CHUNK_CLASSES - 1;
+    const size_t room = smx_chunk_room(frag);
+    int want[SMX_CHUNK_CLASSES];
+    int rc = 0;
+
+    /* As many whole fragments as one message to a late receiver takes at once
+     * (mca_btl_smx_post_multi takes them all or none: with fewer in the area, it would
+     * wait for ever), at least one: a message of any size has one to wait for (a smaller
+     * size goes in one when it has none: mca_btl_smx_chunk_take_for). */
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES; ++cls) {
+        want[cls] = cls == frag;
+    }
+    if (c->skew_eager_max > room) {
+        want[frag] = (int) ((c->skew_eager_max + room - 1) / room);
+    }
+    if (c->area_fixed) {
+        /* A budget asked for is reserved whole: a process that cannot have it refuses. */
+        rc = mca_btl_smx_reserve(h->area_offset, h->rings_offset - h->area_offset);
+        if (0 != rc) {
+            mca_btl_smx_reserve_refused(h->rings_offset - h->area_offset, rc);
+            return rc;
+        }
+        c->area_ready = h->rings_offset;
+        return 0;
+    }
+    for (int cls = 0; cls < SMX_CHUNK_CLASSES && 0 == rc; ++cls) {
+        for (int k = 0; k < want[cls] && 0 == rc; ++k) {
+            struct smx_chunk_slot *s = smx_chunk_carve(cls);
+            rc = NULL == s ? ENOSPC /* (the area holds more: mca_btl_smx_area_min) */
+                           : smx_chunk_reserve(s, smx_chunk_bytes(cls));
+        }
+    }
+    if (0 != rc) {
+        mca_btl_smx_reserve_refused(c->area_used, rc);
+    }
+    return rc;
+}
+
+/* A chunk of class 'cls' to ep, its first 'need' bytes reserved: a ready one, one back
+ * from a receiver, or a new one (component lock held). */
+static struct smx_chunk_slot *smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls, uint64_t need)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    struct smx_chunk_slot *s, *prev = NULL;
 
     /* Looking for the chunks receivers are through with reads lines they write (a cache
      * miss each): done only once smx_chunks_cycle() of a size are out, or none can be made
@@ -294,7 +403,36 @@ struct smx_chunk_slot *mca_btl_smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cl
     if (NULL == s) {
         return NULL; /* the area is used up: wait for receivers to finish some */
     }
-    c->chunk_free[cls] = s->next;
+    if (0 != smx_chunk_reserve(s, need)) {
+        /* The file system is full: the area stays as it is. This never waits for ever: init
+         * reserved the whole fragments a message takes at once, and a smaller message
+         * goes in one of them when its size has none (mca_btl_smx_chunk_take_for). */
+        static bool said = false;
+        if (!said) {
+            said = true;
+            opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
+                                "btl:smx: %s: no more room in %s; messages go on through the "
+                                "%.0f KiB of chunks reserved so far",
+                                OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->backing_directory,
+                                (double) c->area_used / 1024.0);
+        }
+        s = smx_ready_with(cls, need, &prev);
+        if (NULL == s) {
+            smx_chunks_reclaim();
+            s = smx_ready_with(cls, need, &prev);
+        }
+        if (NULL == s) {
+            return NULL;
+        }
+    }
+    if (NULL == prev) {
+        c->chunk_free[cls] = s->next;
+    } else {
+        prev->next = s->next;
+        if (c->chunk_free_last[cls] == s) {
+            c->chunk_free_last[cls] = prev;
+        }
+    }
     s->ep = ep;
     s->next = NULL;
     s->parts = NULL;
@@ -303,8 +441,15 @@ struct smx_chunk_slot *mca_btl_smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cl
     return s;
 }
 
+struct smx_chunk_slot *mca_btl_smx_chunk_take(mca_btl_smx_endpoint_t *ep, int cls)
+{
+    return smx_chunk_take(ep, cls, smx_chunk_bytes(cls));
+}
+
 /* A chunk for 'len' payload bytes to ep, of the smallest class that holds them
- * (component lock held). */
+ * (component lock held). Through the peer's queue the payload follows the chunk's header
+ * (btl_smx_send.c), so only its pages are reserved; a ring's record may place it anywhere
+ * in the chunk (mca_btl_smx_post_begin), so the chunk is reserved whole. */
 struct smx_chunk_slot *mca_btl_smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, size_t len)
 {
     int cls = 0;
@@ -315,7 +460,17 @@ struct smx_chunk_slot *mca_btl_smx_chunk_take_for(mca_btl_smx_endpoint_t *ep, si
     if (len > smx_chunk_room(cls)) {
         return NULL; /* larger than a fragment: never asked for (btl_max_send_size) */
     }
-    return mca_btl_smx_chunk_take(ep, cls);
+    struct smx_chunk_slot *s = smx_chunk_take(ep, cls, NULL == ep->out
+                                                           ? sizeof(struct smx_chunk) + len
+                                                           : smx_chunk_bytes(cls));
+    /* With no more pages to be had, a size init reserved none of may have none at all: a
+     * larger chunk carries the message (the whole fragments init reserved at least). */
+    while (NULL == s && mca_btl_smx_component.area_full && cls < SMX_CHUNK_CLASSES - 1) {
+        ++cls;
+        s = smx_chunk_take(ep, cls, NULL == ep->out ? sizeof(struct smx_chunk) + len
+                                                    : smx_chunk_bytes(cls));
+    }
+    return s;
 }
 
 /* The same, taking the component lock. */

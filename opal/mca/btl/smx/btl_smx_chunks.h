@@ -21,6 +21,7 @@ struct smx_chunk_slot {
     struct smx_chunk_slot *parts;   /* the chunks of the message it lists (SMX_KIND_MULTI) */
     uint64_t release;               /* ring records: free once 'consumed' reaches this */
     uint32_t rot;                   /* where a ring record's payload goes in it next */
+    uint32_t reserved;              /* its bytes (from its header) whose pages are reserved */
     int cls;
 };
 

@@ -220,6 +220,11 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
         return NULL;
     }
     mca_btl_smx_skew_init(); /* (the area is known now) */
+    /* the chunks every process must have, reserved now or btl/smx is not used (it says why) */
+    if (0 != mca_btl_smx_chunks_start()) {
+        smx_init_undo();
+        return NULL;
+    }
 
     modules = calloc(SMX_CLASS_COUNT, sizeof(*modules));
     if (NULL == modules) {
@@ -263,9 +268,10 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %d local processes, %s single copy, %d module%s, a budget of "
                         "%llu KiB for messages in flight, rings of %u KiB%s (segments of %.1f "
-                        "MiB, rings reserved when made)",
+                        "MiB, %.0f KiB of it reserved now, the rest as it is used)",
                         c->num_local, NULL != mca_smsc ? "with" : "without", c->num_modules,
                         1 == c->num_modules ? "" : "s", (unsigned long long) (c->area_max >> 10),
-                        c->ring_size >> 10, rest, (double) c->segment_size / 1048576.0);
+                        c->ring_size >> 10, rest, (double) c->segment_size / 1048576.0,
+                        (double) mca_btl_smx_reserved_bytes() / 1024.0);
     return modules;
 }

@@ -131,11 +131,13 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const bool guest = peer_local_rank < 0;
-    const size_t fixed = offsetof(struct smx_modex, cpuset);
+    const size_t fixed = offsetof(struct smx_modex, data);
+    const size_t name_at = offsetof(opal_shmem_ds_t, seg_name);
+    uint32_t ds_size = 0;
     char *blob = NULL, *cpuset;
     size_t blob_size = 0;
     int32_t fd;
-    int rc;
+    int probe = -1, rc;
 
     if (peer_local_rank == c->local_rank) {
         return OPAL_ERR_UNREACH;
@@ -148,20 +150,26 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
         OPAL_MODEX_RECV_IMMEDIATE(rc, &c->super.btl_version, &proc->proc_name,
                                   (void **) &blob, &blob_size);
     }
-    if (OPAL_SUCCESS != rc || NULL == blob || blob_size <= fixed || '\0' != blob[blob_size - 1]
+    if (OPAL_SUCCESS == rc && NULL != blob && blob_size > fixed) {
+        memcpy(&ds_size, blob + offsetof(struct smx_modex, ds_size), sizeof(ds_size));
+    }
+    /* (a descriptor with at least a name's NUL, then a cpuset string, NUL-terminated) */
+    if (OPAL_SUCCESS != rc || NULL == blob || ds_size <= name_at
+        || ds_size > sizeof(opal_shmem_ds_t) || blob_size <= fixed + ds_size
+        || '\0' != blob[blob_size - 1]
         || NULL == (ep->peer_ds = calloc(1, sizeof(opal_shmem_ds_t)))) {
         free(blob);
         return OPAL_ERR_UNREACH;
     }
     /* (copied out: the buffer PMIx hands back need not be aligned for the struct) */
-    memcpy(ep->peer_ds, blob + offsetof(struct smx_modex, ds), sizeof(*ep->peer_ds));
+    memcpy(ep->peer_ds, blob + fixed, ds_size);
     memcpy(&fd, blob + offsetof(struct smx_modex, fd), sizeof(fd));
-    cpuset = blob + fixed;
+    cpuset = blob + fixed + ds_size;
     ep->peer_ds->seg_name[sizeof(ep->peer_ds->seg_name) - 1] = '\0';
     if (guest) {
         /* Its file went once its own job had mapped it: the descriptor its creator keeps
-         * open reaches the same memory (for a process of the same user, as CMA). */
-        int probe = -1;
+         * open reaches the same memory (for a process of the same user, as CMA); kept open
+         * until I have reserved the page of its header I write my name to. */
         if (fd >= 0) {
             snprintf(ep->peer_ds->seg_name, sizeof(ep->peer_ds->seg_name), "/proc/%d/fd/%d",
                      (int) ep->peer_ds->seg_cpid, (int) fd);
@@ -176,13 +184,15 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
             free(blob);
             return OPAL_ERR_UNREACH;
         }
-        close(probe);
     }
     ep->peer_segment = opal_shmem_segment_attach(ep->peer_ds);
     if (NULL == ep->peer_segment) {
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, SMX_OUTPUT,
                             "btl:smx: cannot map the segment of %s (%s)",
                             OPAL_NAME_PRINT(proc->proc_name), ep->peer_ds->seg_name);
+        if (probe >= 0) {
+            close(probe);
+        }
         free(blob);
         return OPAL_ERR_UNREACH;
     }
@@ -193,18 +203,31 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
         || h->queue_entries < 2 || 0 != (h->queue_entries & (h->queue_entries - 1))
         || h->area_offset < sizeof(*h) + (uint64_t) h->queue_entries * sizeof(struct smx_queue_entry)
         || h->area_offset > h->rings_offset || h->rings_offset > h->size) {
+        if (probe >= 0) {
+            close(probe);
+        }
         free(blob);
         return OPAL_ERR_UNREACH;
     }
     if (guest) {
-        /* A slot in its queue, my name in it before any message of mine names the slot. */
+        /* A slot in its queue, my name in it before any message of mine names the slot. Its
+         * owner reserved its header's first page only: the page my name goes to is taken
+         * from the file system first (a full one is no SIGBUS, just no slot). */
         const uint32_t k = __atomic_fetch_add(&h->guests, 1, __ATOMIC_RELAXED);
+        const off_t at = (off_t) (offsetof(struct smx_segment_header, guest_name)
+                                  + (size_t) k * sizeof(h->guest_name[0]));
         uint64_t name;
-        if (k >= SMX_GUESTS_MAX) {
+        rc = k < SMX_GUESTS_MAX ? posix_fallocate(probe, at, sizeof(h->guest_name[0])) : 0;
+        close(probe);
+        if (k >= SMX_GUESTS_MAX || 0 != rc) {
             opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
-                                "btl:smx: %s has taken %d processes of other "
-                                "jobs already, the most it can", OPAL_NAME_PRINT(proc->proc_name),
-                                SMX_GUESTS_MAX);
+                                k >= SMX_GUESTS_MAX ? "btl:smx: %s has taken %d processes of "
+                                                      "other jobs already, the most it can%s"
+                                                    : "btl:smx: no room for my name in the "
+                                                      "segment of %s (%d: %s)",
+                                OPAL_NAME_PRINT(proc->proc_name),
+                                k >= SMX_GUESTS_MAX ? SMX_GUESTS_MAX : rc,
+                                k >= SMX_GUESTS_MAX ? "" : strerror(rc));
             free(blob);
             return OPAL_ERR_UNREACH;
         }
@@ -222,9 +245,10 @@ static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_lo
     ep->cls = smx_module_class(smx_peer_class(cpuset));
     ep->module = c->modules[ep->cls];
     free(blob);
-    /* the pieces of its double copies come from its chunk area */
-    mca_btl_smx_prefault((char *) ep->peer_segment + h->area_offset,
-                         h->rings_offset - h->area_offset, false);
+    /* Nothing of its chunk area is mapped here before I read it: its owner reserves and
+     * writes a chunk's pages as it first uses them, and a read of a page it has not (a
+     * hole in a tmpfs file) would take memory for it. A first read maps the pages around
+     * it that are there (the kernel's fault-around: 16 of them with its defaults). */
 
     ep->proc = proc;
     ep->peer_local_rank = peer_local_rank;

@@ -55,17 +55,18 @@ static inline void smx_queue_fill(void *segment, uint64_t index, uint64_t chunk)
 
 /* Receiver: the chunk id of the next entry of my queue, or 0 if it is not filled yet;
  * the entry is released at once (the chunk id is all it holds). */
-static inline uint64_t smx_queue_pop(void *segment)
+static inline uint64_t smx_queue_pop(void *segment, uint64_t *my_head, uint64_t mask)
 {
     struct smx_segment_header *h = (struct smx_segment_header *) segment;
-    const uint64_t head = h->queue_head;
-    struct smx_queue_entry *e = smx_queue_entries(segment) + (head & (h->queue_entries - 1));
+    const uint64_t head = *my_head;
+    struct smx_queue_entry *e = smx_queue_entries(segment) + (head & mask);
     uint64_t chunk;
 
     if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != head + 1) {
         return 0;
     }
     chunk = e->chunk;
+    *my_head = head + 1;
     __atomic_store_n(&h->queue_head, head + 1, __ATOMIC_RELEASE);
     return chunk;
 }

@@ -106,12 +106,13 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
                         "pushed ahead (%llu of peers' came before their receive), %llu "
                         "changes of a peer's way as measured, %llu sends queued for room, at "
                         "most %llu of btl_smx_max_frags %d descriptors out at once; %llu pair "
-                        "rings, %.0f KiB of chunks made",
+                        "rings, %.0f KiB of chunks made, %.0f KiB of the segment reserved",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
                         c->stats.gets_double_copy,
                         c->stats.pushes_ahead, c->stats.pushes_parked, c->stats.copy_switches,
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
-                        c->stats.pair_rings, (double) c->area_used / 1024.0);
+                        c->stats.pair_rings, (double) c->area_used / 1024.0,
+                        (double) mca_btl_smx_reserved_bytes() / 1024.0);
     /* Completions nobody progressed any more: their fragments are ours to free. */
     for (mca_btl_smx_frag_t *frag = c->completed, *next; NULL != frag; frag = next) {
         next = frag->done_next;

@@ -200,7 +200,8 @@ int mca_btl_smx_params_register(void)
 
     c->budget_kb = SMX_AUTO;
     SMX_INT("budget_kb", "KiB of shared memory for a process's messages in flight (auto: "
-            "16 MiB shared by the node's processes)",
+            "16 MiB shared by the node's processes, each page taken at its first use; a value "
+            "set here is taken whole at MPI_Init)",
             &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
     c->pair_ring_size = SMX_AUTO;
     SMX_INT("pair_ring_size", "Bytes of a process's ring to a peer it sends to often (a power "

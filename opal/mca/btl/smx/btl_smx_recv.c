@@ -217,7 +217,7 @@ int mca_btl_smx_progress(void)
             events += smx_poll_ring(c->hot[i], 8); /* a few per peer: fairness */
         }
         for (int n = 0; n < 32; ++n) {
-            const uint64_t id = smx_queue_pop(c->segment);
+            const uint64_t id = smx_queue_pop(c->segment, &c->queue_head, c->queue_mask);
             const uint32_t slot = SMX_CHUNK_RANK(id);
             if (0 == id) {
                 break;

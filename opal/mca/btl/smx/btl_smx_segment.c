@@ -70,6 +70,55 @@ void mca_btl_smx_prefault(void *addr, size_t len, bool write)
     }
 }
 
+/* The free space in the backing directory that init sized my segment by (bytes;
+ * UINT64_MAX: unknown), for the message of a reservation that failed. */
+static uint64_t smx_have = UINT64_MAX;
+
+int mca_btl_smx_reserve(uint64_t offset, uint64_t len)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const uint64_t page = (uint64_t) opal_getpagesize();
+    const uint64_t first = offset & ~(page - 1);
+    uint64_t end = (offset + len + page - 1) & ~(page - 1);
+    int rc;
+
+    if (end > c->segment_size) {
+        end = c->segment_size;
+    }
+    if (end <= first) {
+        return 0;
+    }
+    if (c->segment_fd < 0) {
+        return EBADF;
+    }
+    rc = posix_fallocate(c->segment_fd, (off_t) first, (off_t) (end - first));
+    if (0 == rc) {
+        /* mapped here at once (one call, not a fault a page in the first messages) */
+        mca_btl_smx_prefault((char *) c->segment + first, end - first, true);
+    }
+    return rc;
+}
+
+uint64_t mca_btl_smx_reserved_bytes(void)
+{
+    const int fd = mca_btl_smx_component.segment_fd;
+    struct stat st;
+
+    return fd >= 0 && 0 == fstat(fd, &st) ? (uint64_t) st.st_blocks * 512u : 0;
+}
+
+void mca_btl_smx_reserve_refused(uint64_t bytes, int rc)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    char kib[32], mib_have[32];
+
+    snprintf(kib, sizeof(kib), "%.0f", (double) bytes / 1024.0);
+    snprintf(mib_have, sizeof(mib_have), "%.1f",
+             UINT64_MAX == smx_have ? -1.0 : (double) smx_have / 1048576.0);
+    opal_show_help("help-btl-smx.txt", "no-shm-reserve", true, kib, c->backing_directory,
+                   opal_process_info.nodename, strerror(rc), mib_have);
+}
+
 /* Bytes before the area: the header and the queue, in whole pages. */
 static uint64_t smx_area_offset(int num_local)
 {
@@ -201,21 +250,27 @@ int mca_btl_smx_segment_create(void)
         free(name);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* The header, the queue and the chunk area (written whole below, prefaulted) take their
-     * blocks from the file system now, so that a full one is an error here, never a SIGBUS
-     * later; a pair ring takes its own when it is made (btl_smx_send.c). */
-    rc = EBADF;
-    if (c->segment_fd >= 0) {
-        rc = posix_fallocate(c->segment_fd, 0, (off_t) (area_offset + c->area_max));
+    /* Every page takes its blocks from the file system before it is first written, so
+     * that a full one is an error, never a SIGBUS: the header (but the names of processes
+     * of other jobs, a page each reserves as it writes there: smx_attach) and the queue,
+     * which my peers write to, now; the chunks my area must always have at the end of
+     * init (mca_btl_smx_chunks_start); a chunk's other pages when it is first used for as
+     * many bytes (btl_smx_chunks.c), a pair ring's when it is made (btl_smx_send.c). So
+     * what a process takes of the directory is what it has used, not its budget. */
+    smx_have = have;
+    const uint64_t queue_at = sizeof(struct smx_segment_header);
+    const uint64_t queue_bytes = (uint64_t) smx_queue_entries_for(c->num_local)
+                                 * sizeof(struct smx_queue_entry);
+    c->area_used = 0;
+    c->area_ready = area_offset; /* (nothing of the area yet) */
+    c->area_full = false;
+    rc = mca_btl_smx_reserve(0, offsetof(struct smx_segment_header, guest_name));
+    if (0 == rc) {
+        rc = mca_btl_smx_reserve(queue_at, queue_bytes);
     }
     if (0 != rc) {
-        char mib_area[32], mib_have[32];
-        snprintf(mib_area, sizeof(mib_area), "%.1f",
-                 (double) (area_offset + c->area_max) / 1048576.0);
-        snprintf(mib_have, sizeof(mib_have), "%.1f",
-                 UINT64_MAX == have ? -1.0 : (double) have / 1048576.0);
-        opal_show_help("help-btl-smx.txt", "no-shm-reserve", true, mib_area,
-                       c->backing_directory, opal_process_info.nodename, strerror(rc), mib_have);
+        mca_btl_smx_reserve_refused(offsetof(struct smx_segment_header, guest_name) + queue_bytes,
+                                    rc);
         free(name);
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -225,10 +280,11 @@ int mca_btl_smx_segment_create(void)
     struct smx_segment_header *h = c->segment;
     h->num_local = (uint32_t) c->num_local;
     h->queue_entries = smx_queue_entries_for(c->num_local);
+    c->queue_head = 0;
+    c->queue_mask = h->queue_entries - 1;
     h->area_offset = area_offset;
     h->rings_offset = area_offset + c->area_max;
     h->size = c->segment_size;
-    mca_btl_smx_prefault((char *) c->segment + area_offset, c->area_max, true);
     __atomic_store_n(&h->magic, SMX_SEGMENT_MAGIC, __ATOMIC_RELEASE);
     c->num_hot = c->num_active = 0;
     /* (zeroed pages: memory only for the entries in use) */
@@ -236,9 +292,12 @@ int mca_btl_smx_segment_create(void)
     c->num_peers = c->num_local;
     c->peers = calloc(most_peers, sizeof(*c->peers));
     c->hot = calloc(most_peers, sizeof(*c->hot));
+    c->ringed = calloc(most_peers, sizeof(*c->ringed));
+    c->num_ringed = 0;
     c->active = calloc(most_peers, sizeof(*c->active));
     c->guests = calloc(SMX_GUESTS_MAX, sizeof(*c->guests));
-    if (NULL == c->peers || NULL == c->hot || NULL == c->active || NULL == c->guests) {
+    if (NULL == c->peers || NULL == c->hot || NULL == c->ringed || NULL == c->active
+        || NULL == c->guests) {
         mca_btl_smx_segment_destroy();
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -246,13 +305,12 @@ int mca_btl_smx_segment_create(void)
 }
 
 /* Tell the peers where my segment is: the last step of init, so that no peer maps the
- * segment of a process that then gave up on smx. The modex carries the size of
- * opal_shmem's descriptor, the descriptor (the part in use), the file descriptor I keep
- * open to it (int32_t) and my cpuset as a string (empty: not bound). */
+ * segment of a process that then gave up on smx (struct smx_modex). */
 int mca_btl_smx_segment_publish(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const size_t fixed = offsetof(struct smx_modex, cpuset);
+    const size_t fixed = offsetof(struct smx_modex, data);
+    const size_t ds_size = opal_shmem_sizeof_shmem_ds(&c->seg_ds);
     struct smx_modex *modex;
     char *cpuset = NULL;
     size_t size;
@@ -261,15 +319,16 @@ int mca_btl_smx_segment_publish(void)
     if (NULL != c->my_cpuset && !hwloc_bitmap_iszero((hwloc_bitmap_t) c->my_cpuset)) {
         (void) hwloc_bitmap_list_asprintf(&cpuset, (hwloc_bitmap_t) c->my_cpuset);
     }
-    size = fixed + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
+    size = fixed + ds_size + (NULL != cpuset ? strlen(cpuset) : 0) + 1;
     modex = calloc(1, size);
     if (NULL == modex) {
         free(cpuset);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(&modex->ds, &c->seg_ds, sizeof(modex->ds));
     modex->fd = c->segment_fd;
-    memcpy(modex->cpuset, NULL != cpuset ? cpuset : "", size - fixed);
+    modex->ds_size = (uint32_t) ds_size;
+    memcpy(modex->data, &c->seg_ds, ds_size);
+    memcpy(modex->data + ds_size, NULL != cpuset ? cpuset : "", size - fixed - ds_size);
     free(cpuset);
     /* Global scope, though only this node reads it: PMIx gives a process of another job
      * (a spawned child) the values of local scope of some processes and not others, and
@@ -288,9 +347,11 @@ void mca_btl_smx_segment_destroy(void)
     mca_btl_smx_chunks_fini(); /* (before the endpoints' chunks are out of reach) */
     free(c->peers);
     free(c->hot);
+    free(c->ringed);
     free(c->active);
     free(c->guests);
-    c->peers = c->hot = c->active = c->guests = NULL;
+    c->peers = c->hot = c->ringed = c->active = c->guests = NULL;
+    c->num_ringed = 0;
     c->num_hot = c->num_active = c->num_peers = 0;
     if (c->segment_fd >= 0) {
         close(c->segment_fd);

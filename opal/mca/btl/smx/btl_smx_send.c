@@ -178,6 +178,7 @@ static void smx_ring_make(mca_btl_smx_endpoint_t *ep)
     ep->out_head = ep->out_seen = 0;
     OPAL_THREAD_LOCK(&c->lock);
     ep->out = ring; /* (read by smx_chunks_reclaim once the ring has records) */
+    c->ringed[c->num_ringed++] = ep;
     OPAL_THREAD_UNLOCK(&c->lock);
     mca_btl_smx_count(&c->stats.pair_rings);
     opal_output_verbose(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT, "btl:smx: %s: a ring of %u KiB to %s",

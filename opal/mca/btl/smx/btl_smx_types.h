@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SMX_CACHE_LINE 64
-#define SMX_SEGMENT_MAGIC 0x736d7838717566ull /* bumped with every layout change */
+#define SMX_SEGMENT_MAGIC 0x736d7838717567ull /* bumped with every layout change */
 
 /* What a message carries. */
 enum smx_kind {
@@ -168,7 +168,13 @@ struct smx_segment_header {
     uint32_t guests;
     uint8_t pad7[SMX_CACHE_LINE - 4];
     uint64_t guest_name[SMX_GUESTS_MAX];
+    /* The queue starts on a page of its own: its owner reserves its pages and the first
+     * one of the header, not the guests' (btl_smx_segment.c); 4 KiB of queue entries then
+     * take one page, not two. */
+    uint8_t pad8[4096 - 5 * SMX_CACHE_LINE];
 };
+_Static_assert(0 == sizeof(struct smx_segment_header) % 4096,
+               "the receive queue starts on a page boundary");
 
 /* Payload of SMX_KIND_GET_REQ. */
 struct smx_get_request {
