@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # btl/smx never deadlocks: the cases that hung before (fragment and ring limits under
 # all-to-all, at 4 to 32 ranks), then a slice of the randomized soak with a new seed
-# (SMX_SOAK_MINUTES, default 2: about 700 runs here), every byte checked, a watchdog on
+# (SMX_SOAK_MINUTES, default 1: about 350 runs here), every byte checked, a watchdog on
 # every run. First the soak itself is shown able to fail: a stalled rank must be reported
 # as a hang with every rank's stack, a corrupted byte as a failure.
 # (tests/soak/run-soak --help)
@@ -68,7 +68,7 @@ for c in "${cases[@]}"; do
 done
 
 # 4. the randomized slice, with a new seed each time (printed first: replay with it)
-if ! "$soak" --minutes "${SMX_SOAK_MINUTES:-2}" --timeout 240; then
+if ! "$soak" --minutes "${SMX_SOAK_MINUTES:-1}" --timeout 240; then
 	fail "the randomized soak"
 fi
 exit $status

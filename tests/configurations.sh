@@ -17,7 +17,10 @@ SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-single8k smx-single smx-dou
 # non-temporal stores, and stock btl/sm + cma as the reference.
 SMX_FAST_CONFIGS="smx-cma smx-nosc smx-single8k sm-cma smx-nt"
 SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-single8k sm-knemlike-ioctl smx-knemlike-single8k-ioctl sm-knemlike-nomap"
-SMX_VM_MPI_CONFIGS_NP4="sm-knemlike smx-knemlike-single8k smx-knemlike-single8k-ioctl"
+SMX_VM_MPI_CONFIGS_NP4="smx-knemlike-single8k smx-knemlike-single8k-ioctl"
+# Of those, the ones whose four data programs are enough (stock sm reaching the module
+# another way: the copy ioctl, registrations without exports).
+SMX_VM_DATA_ONLY="sm-knemlike-ioctl sm-knemlike-nomap"
 # Of those, the ones that must single-copy through knemlike: stock sm single-copies every
 # rendezvous, by default through attachments of the sender's registrations (the module's
 # attach_faults counter has to move), with smsc_knemlike_attach_max 0 by the copy ioctl
