@@ -144,7 +144,8 @@ guest_verdict() {
 	fi
 	status=$(cat "$GUEST_CTL/status")
 	[ ! -f "$GUEST_CTL/output-lost" ] || echo "$runner: the guest gave up copying the command's" \
-		"output after 30 s (processes it left running hold it open): the end may be missing" >&2
+		"output after $(cat "$GUEST_CTL/output-lost") s (processes it left running hold it" \
+		"open): the end may be missing" >&2
 	if grep -Eq "$GUEST_TROUBLE" "$GUEST_CTL/dmesg"; then
 		echo "$runner: the guest's kernel log shows trouble (COMMAND exited $status):" >&2
 		grep -E -B3 -A15 "$GUEST_TROUBLE" "$GUEST_CTL/dmesg" | head -n 100 >&2
