@@ -63,8 +63,9 @@ maps_after() { # maps_after LABEL yes|no
 		script+="else echo \"FAIL: $1 mapped with exports off: export_faults +\$n\"; status=1; fi; "
 	fi
 }
-# The suite's four data programs, for the configurations that only vary how stock sm
-# reaches the module (tests/configurations.sh, SMX_VM_DATA_ONLY): CI's time.
+# The suite's four data programs: for the configurations that only vary how stock sm
+# reaches the module (tests/configurations.sh, SMX_VM_DATA_ONLY: CI's time), and in the
+# 6.12 guest where what is tested is the kernel or ptrace_scope, not the data paths.
 data_only="--only p2p --only datatypes --only anysource --only unexpected"
 for run in $(printf '2:%s ' $SMX_VM_MPI_CONFIGS_NP2) $(printf '4:%s ' $SMX_VM_MPI_CONFIGS_NP4); do
 	np=${run%%:*}
@@ -179,7 +180,6 @@ run_612() {
 			--dmesg "$build/vm-6.12.dmesg" bash -c "status=0; $1 exit \$status"
 	)
 }
-ptrace_only=$data_only
 # The 6.1 guest runs what is written so far; what follows goes to the 6.12 guest.
 script61=$script
 script="echo 0 >/proc/sys/kernel/yama/ptrace_scope; "
@@ -195,11 +195,12 @@ data_612() { # data_612 WHEN [ONLY]: the suite (or its programs ONLY) on both us
 		copies_after "$cfg np=2 $1 on 6.12" $faults
 	done
 }
-data_612 ptrace_scope=0 "$ptrace_only"
+data_612 ptrace_scope=0 "$data_only"
 # mpi4py's own tests (a client we did not write) on both users of knemlike under
 # ptrace_scope 3 (as booted, only the reference: CI's time), each seen to move data
-# through the module (sm maps its senders'
-# buffers: export_faults; smx, single-copying from 256 B, maps them too), test by test against stock sm without single copy in the same guest.
+# through the module (sm maps its senders' buffers: export_faults; smx, single-copying
+# from 256 B, maps them too), test by test against stock sm without single copy in the
+# same guest.
 # Its modules that move data between the ranks (point-to-point, collectives, pickled
 # objects, one-sided, empty messages): the whole suite takes 2 min a run in TCG, and runs
 # on the host (tests/check-mpi4py.sh). The records are compared once the guest is gone.
@@ -246,7 +247,7 @@ script+="[ \"\$(cat /proc/sys/kernel/yama/ptrace_scope)\" != 3 ]; then "
 script+="echo 'FAIL: cannot set kernel.yama.ptrace_scope to 3 (a kernel without Yama?)'; status=1; else "
 data_612 ptrace_scope=3
 mpi4py_knemlike ptrace_scope=3
-script+="k0=\$(klog); $suite $ptrace_only --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM, 6.12)' $(smx_config_args smx-cma) || status=1; "
+script+="k0=\$(klog); $suite $data_only --np 2 --label 'smx-cma np=2 ptrace_scope=3 (VM, 6.12)' $(smx_config_args smx-cma) || status=1; "
 script+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-cma) $build/tests/mpi/p2p 2>&1); "
 script+="rc=\$?; k1=\$(klog); said=\$(grep -ac 'lets no process read' <<<\"\$out\"); "
 script+="if [ \$rc = 0 ] && [ \"\$said\" = 1 ] && [ \$k1 = \$k0 ]; then "
