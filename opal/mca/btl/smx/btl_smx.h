@@ -89,7 +89,7 @@ struct mca_btl_base_endpoint_t {
     mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */
     int cls;
     opal_proc_t *proc;
-    int peer_local_rank;  /* -1: a process of another job */
+    int peer_local_rank;  /* SMX_GUEST: a process of another job */
     uint32_t slot_there;  /* my slot in its queue (SMX_CHUNK_ID, btl_smx_types.h) */
     void *peer_segment; /* the peer's segment, mapped here */
     opal_shmem_ds_t *peer_ds; /* opal_shmem's descriptor of it */
@@ -295,11 +295,12 @@ void mca_btl_smx_reserve_refused(uint64_t bytes, int rc);
 uint64_t mca_btl_smx_reserved_bytes(void);
 
 /* btl_smx_endpoint.c: the local rank of a peer of this job on this node other than me,
- * SMX_GUEST for a process of another job on this node, -1 if none; the endpoint of a
+ * SMX_GUEST for a process of another job on this node, SMX_NO_PEER if none; the endpoint of a
  * peer (local rank, or SMX_GUEST), attached on first sight, NULL if it cannot be reached;
  * the peer of another job that took slot k of my queue (NULL: none that can be
  * reached). */
 #define SMX_GUEST (-2)
+#define SMX_NO_PEER (-1)
 int mca_btl_smx_local_rank_of(opal_proc_t *proc);
 mca_btl_smx_endpoint_t *mca_btl_smx_endpoint_of(opal_proc_t *proc, int local_rank);
 mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k);

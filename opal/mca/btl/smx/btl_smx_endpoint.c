@@ -125,12 +125,12 @@ static int smx_module_class(int cls)
     return 0; /* init creates at least one module */
 }
 
-/* Map the segment of a peer (local_rank -1: a process of another job on this node) and
+/* Map the segment of a peer (SMX_GUEST: a process of another job on this node) and
  * take a slot in its queue. */
 static int smx_attach(mca_btl_smx_endpoint_t *ep, opal_proc_t *proc, int peer_local_rank)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
-    const bool guest = peer_local_rank < 0;
+    const bool guest = SMX_GUEST == peer_local_rank;
     const size_t fixed = offsetof(struct smx_modex, data);
     const size_t name_at = offsetof(opal_shmem_ds_t, seg_name);
     uint32_t ds_size = 0;
@@ -267,14 +267,14 @@ int mca_btl_smx_local_rank_of(opal_proc_t *proc)
 
     /* btl/self carries messages to myself */
     if (proc == opal_proc_local_get() || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
-        return -1;
+        return SMX_NO_PEER;
     }
     if (proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
         return SMX_GUEST;
     }
     OPAL_MODEX_RECV_VALUE(rc, PMIX_LOCAL_RANK, &proc->proc_name, &rank_ptr, PMIX_UINT16);
     if (OPAL_SUCCESS != rc || peer_local_rank >= mca_btl_smx_component.num_local) {
-        return -1;
+        return SMX_NO_PEER;
     }
     return peer_local_rank;
 }
@@ -306,7 +306,7 @@ mca_btl_smx_endpoint_t *mca_btl_smx_endpoint_of(opal_proc_t *proc, int local_ran
     }
     if (NULL == ep && c->num_peers < c->num_local + SMX_GUESTS_MAX
         && NULL != (ep = OBJ_NEW(mca_btl_smx_endpoint_t))) {
-        if (OPAL_SUCCESS != smx_attach(ep, proc, -1)) {
+        if (OPAL_SUCCESS != smx_attach(ep, proc, SMX_GUEST)) {
             OBJ_RELEASE(ep);
             ep = NULL;
         } else {

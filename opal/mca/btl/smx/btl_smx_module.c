@@ -40,7 +40,7 @@ static int smx_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     }
     for (size_t i = 0; i < nprocs; ++i) {
         const int local_rank = mca_btl_smx_local_rank_of(procs[i]);
-        mca_btl_smx_endpoint_t *ep = -1 == local_rank
+        mca_btl_smx_endpoint_t *ep = SMX_NO_PEER == local_rank
                                          ? NULL
                                          : mca_btl_smx_endpoint_of(procs[i], local_rank);
 
