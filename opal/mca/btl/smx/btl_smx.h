@@ -51,11 +51,11 @@ struct smx_record;
 /* The smallest eager limit accepted: ob1 refuses a BTL whose eager limit cannot hold its
  * largest header (80 bytes in 5.0.x), with room for a later version's. */
 #define SMX_EAGER_LIMIT_MIN 128
-/* Named values of integer parameters (btl_smx_params.c). */
-#define SMX_NEVER 0         /* single_copy_min_<class>: no single copy */
-#define SMX_OFF 0           /* push_max */
-#define SMX_AUTO 0          /* budget_kb, pair_ring_size: sized by btl/smx */
+/* Named values of integer parameters, none a count could be taken for (btl_smx_params.c
+ * turns a user's 0 = never or auto into these); push_max's off is a count: 0. */
 #define SMX_MEASURED (-1)   /* eager_limit_<class>, single_copy_min_<class>: measured */
+#define SMX_NEVER (-2)      /* single_copy_min_<class>: no single copy */
+#define SMX_AUTO (-3)       /* budget_kb, pair_ring_size: sized by btl/smx */
 /* btl_smx_nontemporal: how payloads are written into shared memory (btl_smx_store.h). */
 enum smx_nontemporal_mode {
     SMX_NT_AUTO = 0, /* per peer, whichever the sender measures cheaper */

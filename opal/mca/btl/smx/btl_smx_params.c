@@ -139,185 +139,233 @@ static int smx_enum_dump(mca_base_var_enum_t *self, char **out, mca_base_var_enu
         .enum_values = var##_values,                                                        \
     }
 
-SMX_ENUM(smx_enum_off, "smx_off", {SMX_OFF, "off"});
-SMX_ENUM(smx_enum_auto, "smx_auto", {SMX_AUTO, "auto"});
+/* (0 is what a user types for off, auto and never, and what ompi_info shows; off stays 0,
+ * a count, and smx_resolve_limits makes auto and never SMX_AUTO and SMX_NEVER) */
+SMX_ENUM(smx_enum_off, "smx_off", {0, "off"});
+SMX_ENUM(smx_enum_auto, "smx_auto", {0, "auto"});
 SMX_ENUM(smx_enum_measured, "smx_measured", {SMX_MEASURED, "auto"});
-SMX_ENUM(smx_enum_measured_never, "smx_measured_never", {SMX_MEASURED, "auto"},
-         {SMX_NEVER, "never"});
+SMX_ENUM(smx_enum_measured_never, "smx_measured_never", {SMX_MEASURED, "auto"}, {0, "never"});
 /* (a plain MCA enum: these three words and nothing else) */
-static mca_base_var_enum_value_t smx_skew_values[] = {
+static const mca_base_var_enum_value_t smx_skew_values[] = {
     {SMX_SKEW_OFF, "off"}, {SMX_SKEW_ON, "on"}, {SMX_SKEW_ALWAYS, "always"}, {0, NULL}};
-static mca_base_var_enum_value_t smx_nontemporal_values[] = {
+static const mca_base_var_enum_value_t smx_nontemporal_values[] = {
     {SMX_NT_AUTO, "auto"}, {SMX_NT_NEVER, "never"}, {SMX_NT_ALWAYS, "always"}, {0, NULL}};
 
 /* Indices of the variables whose source decides precedence (smx_resolve_limits). */
 static int smx_var_eager_class[SMX_CLASS_COUNT], smx_var_single_class[SMX_CLASS_COUNT];
 static int smx_var_single_copy_min = -1, smx_var_skew_eager_limit = -1;
-/* btl_smx_single_copy_min: every class not set by name */
-static int smx_single_copy_min = SMX_MEASURED;
+/* The parameters whose 0 is a name (auto, never), as the user set them: the component's
+ * fields get the sentinels (smx_resolve_limits). smx_single_copy_min is the generic one,
+ * for every class not set by name. */
+static int smx_budget_kb, smx_pair_ring_size, smx_single_copy_min_class[SMX_CLASS_COUNT];
+static int smx_single_copy_min;
 /* A value the MCA system refused (it said so, naming the variable): btl/smx stays out. */
 static bool smx_var_refused;
 
-static int smx_var(const char *name, const char *help, mca_base_var_type_t type,
-                   mca_base_var_enum_t *values, int level, mca_base_var_scope_t scope, void *storage)
-{
-    int index = mca_base_component_var_register(&mca_btl_smx_component.super.btl_version, name,
-                                                help, type, values, 0, MCA_BASE_VAR_FLAG_SETTABLE,
-                                                level, scope, storage);
-    if (index < 0) {
-        smx_var_refused = true;
-    }
-    return index;
-}
+/* A parameter: a row of smx_params. */
+struct smx_param {
+    const char *name;  /* after btl_smx_; a %s: one per class (storage, index: by class) */
+    mca_base_var_type_t type; /* an int, or a string (its default set before the table) */
+    void *storage;
+    int value;         /* the default of an int */
+    mca_base_var_enum_t *values; /* its named values, numbers beside them (SMX_ENUM) */
+    const mca_base_var_enum_value_t *words; /* or these words only (an MCA enum) */
+    int level;
+    mca_base_var_scope_t scope;
+    int flags;
+    int *index;        /* where its index is kept, or NULL */
+    const char *help;
+};
 
-#define SMX_INT(name, help, values, level, storage) \
-    smx_var(name, help, MCA_BASE_VAR_TYPE_INT, values, level, MCA_BASE_VAR_SCOPE_LOCAL, storage)
-#define SMX_BOOL(name, help, level, storage) \
-    smx_var(name, help, MCA_BASE_VAR_TYPE_BOOL, NULL, level, MCA_BASE_VAR_SCOPE_LOCAL, storage)
-
-static void smx_pvar(const char *name, const char *help, int pvar_class,
-                     unsigned long long *value)
-{
-    (void) mca_base_component_pvar_register(
-        &mca_btl_smx_component.super.btl_version, name, help, OPAL_INFO_LVL_4, pvar_class,
-        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL, value);
-}
+#define SMX_ROWS(table) (sizeof(table) / sizeof((table)[0]))
+#define SMX_FIELD(name) (&mca_btl_smx_component.name)
+/* An int the user sets for this process. */
+#define SMX_INT(name_, storage_, default_, level_, ...)                                     \
+    {.name = name_, .type = MCA_BASE_VAR_TYPE_INT, .storage = storage_, .value = default_,  \
+     .level = OPAL_INFO_LVL_##level_, .scope = MCA_BASE_VAR_SCOPE_LOCAL,                    \
+     .flags = MCA_BASE_VAR_FLAG_SETTABLE, __VA_ARGS__}
 
 enum {
     SMX_DEFAULT_PUSH_MAX = 128 * 1024, /* btl_smx_push.c */
 };
 
+/* In the order ompi_info lists them; a run of rows by class, class by class. */
+static const struct smx_param smx_params[] = {
+    SMX_INT("budget_kb", &smx_budget_kb, 0, 4, .values = &smx_enum_auto,
+            .help = "KiB of shared memory for a process's messages in flight (auto: 16 MiB "
+                    "shared by the node's processes, each page taken at its first use; a value "
+                    "set here is taken whole at MPI_Init)"),
+    SMX_INT("pair_ring_size", &smx_pair_ring_size, 0, 5, .values = &smx_enum_auto,
+            .help = "Bytes of a process's ring to a peer it sends to often (a power of two, "
+                    "4096-4194304; auto: 512 KiB for its first 4 rings, 128 KiB for later "
+                    "ones)"),
+    SMX_INT("pair_rings_max", SMX_FIELD(pair_rings_max), 16, 5,
+            .help = "Most peers a process writes to through rings of its own (0-65536)"),
+    SMX_INT("pair_ring_after", SMX_FIELD(pair_ring_after), 16, 5,
+            .help = "Messages to a peer through its queue before it gets a ring "
+                    "(0-1000000000)"),
+    {.name = "frag_size", .type = MCA_BASE_VAR_TYPE_INT, .storage = SMX_FIELD(frag_size),
+     .value = SMX_FRAG_DEFAULT, .level = OPAL_INFO_LVL_5, .scope = MCA_BASE_VAR_SCOPE_ALL_EQ,
+     .flags = MCA_BASE_VAR_FLAG_SETTABLE,
+     .help = "Payload bytes of the largest fragment (1024-1048576); lowers the unset limits "
+             "above it"},
+    {.name = "backing_directory", .type = MCA_BASE_VAR_TYPE_STRING,
+     .storage = SMX_FIELD(backing_directory), .level = OPAL_INFO_LVL_3,
+     .scope = MCA_BASE_VAR_SCOPE_READONLY,
+     .help = "Directory of the shared-memory segments' files (a local file system: /dev/shm, "
+             "or /tmp)"},
+    SMX_INT("max_frags", SMX_FIELD(max_frags), 512, 5,
+            .help = "Fragments out at once waiting for room; beyond, ob1 queues sends itself "
+                    "(8-1048576)"),
+    /* Each class's way is measured (btl_smx_choice.h); a value pins it. */
+    SMX_INT("eager_limit_%s", SMX_FIELD(eager_limit), SMX_MEASURED, 4,
+            .values = &smx_enum_measured, .index = smx_var_eager_class,
+            .help = "Eager limit (bytes, ob1 header included) for peers of class %s: 128 to "
+                    "btl_smx_max_send_size; auto: measured per peer and size"),
+    SMX_INT("single_copy_min_%s", smx_single_copy_min_class, SMX_MEASURED, 4,
+            .values = &smx_enum_measured_never, .index = smx_var_single_class,
+            .help = "Rendezvous by single copy (smsc) from this many bytes for peers of class "
+                    "%s, never, or auto: measured per peer and size"),
+    SMX_INT("single_copy_min", &smx_single_copy_min, SMX_MEASURED, 4,
+            .values = &smx_enum_measured_never, .index = &smx_var_single_copy_min,
+            .help = "Rendezvous by single copy from this many bytes for every class not set by "
+                    "name, never, or auto: measured"),
+    SMX_INT("push_max", SMX_FIELD(push_max), SMX_DEFAULT_PUSH_MAX, 5, .values = &smx_enum_off,
+            .help = "Double-copy rendezvous up to this size go unasked (0-67108864)"),
+    SMX_INT("skew", SMX_FIELD(skew), SMX_SKEW_ON, 4, .words = smx_skew_values,
+            .help = "Late receivers get messages up to btl_smx_skew_eager_limit eagerly (on); "
+                    "never (off); every receiver late (always: tests)"),
+    SMX_INT("nontemporal", SMX_FIELD(nontemporal), SMX_NT_AUTO, 5,
+            .words = smx_nontemporal_values,
+            .help = "Non-temporal stores for payloads from 2 KiB: per peer where measured "
+                    "cheaper than memcpy (auto), never, always"),
+    SMX_INT("skew_late_us", SMX_FIELD(skew_late_us), 10, 5,
+            .help = "Rendezvous waiting this long (us) for their receive make a receiver late "
+                    "(1-1000000)"),
+    /* a 128 KiB message with its header */
+    SMX_INT("skew_eager_limit", SMX_FIELD(skew_eager_limit), 128 * 1024 + 2048, 4,
+            .index = &smx_var_skew_eager_limit,
+            .help = "Eager limit (bytes) of a class with a late receiver, as far as the area "
+                    "holds"),
+    /* Not settable: btl_smx_policy.c writes it once the policy is built (the MCA system
+     * owns the string and frees it at the end). */
+    {.name = "policy", .type = MCA_BASE_VAR_TYPE_STRING, .storage = SMX_FIELD(policy_text),
+     .level = OPAL_INFO_LVL_9, .scope = MCA_BASE_VAR_SCOPE_READONLY,
+     .flags = MCA_BASE_VAR_FLAG_DEFAULT_ONLY,
+     .help = "The policy this process built, as key=value words (read through MPI_T)"},
+};
+
+/* The counters (MPI_T performance variables, read-only), fields of the component's stats. */
+static const struct smx_counter {
+    const char *name;
+    int pvar_class;
+    unsigned long long *value;
+    const char *help;
+} smx_counters[] = {
+#define SMX_STAT(name) SMX_FIELD(stats.name)
+    {"gets_single_copy", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(gets_single_copy),
+     "Rendezvous pulled by single copy"},
+    {"gets_double_copy", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(gets_double_copy),
+     "Rendezvous pulled by double copy (or pushed by the peer)"},
+    {"pushes_ahead", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_ahead),
+     "Rendezvous sent unasked"},
+    {"pushes_parked", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_parked),
+     "Peers' ones come before their receive"},
+    {"copy_switches", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(copy_switches),
+     "Changes of a peer's way (eager, single or double copy) as measured"},
+    {"sends_queued", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(sends_queued),
+     "Sends that found no room and waited"},
+    {"pair_rings", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pair_rings),
+     "Peers this process writes to through a ring of its own"},
+    {"frags_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, SMX_STAT(frags_peak),
+     "Most fragments out at once (btl_smx_max_frags)"},
+    {"skew_late", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(skew_late), "Times late to a sender"},
+    {"skew_caught_up", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(skew_caught_up),
+     "Times caught up with a sender"},
+    {"skew_eager_sends", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(skew_eager_sends),
+     "Messages above a fragment sent eagerly"},
+    {"streamed_copies", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(streamed_copies),
+     "Payloads written with non-temporal stores"},
+    {"store_switches", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(store_switches),
+     "Changes of a peer's way of writing payloads"},
+#undef SMX_STAT
+};
+
+/* A row of smx_params, for class cls where its name has a %s. */
+static void smx_param_register(const struct smx_param *p, int cls)
+{
+    const bool by_class = NULL != strstr(p->name, "%s");
+    void *storage = by_class ? (void *) ((int *) p->storage + cls) : p->storage;
+    const char *name = p->name, *help = p->help;
+    mca_base_var_enum_t *values = p->values;
+    char name_for[64], help_for[256], words_name[80];
+    int index;
+
+    if (by_class) {
+        snprintf(name_for, sizeof(name_for), p->name, smx_locality_class_name(cls));
+        snprintf(help_for, sizeof(help_for), p->help, smx_locality_class_name(cls));
+        name = name_for;
+        help = help_for;
+    }
+    if (MCA_BASE_VAR_TYPE_INT == p->type) {
+        *(int *) storage = p->value;
+    }
+    if (NULL != p->words) {
+        snprintf(words_name, sizeof(words_name), "btl_smx_%s", name);
+        if (OPAL_SUCCESS != mca_base_var_enum_create(words_name, p->words, &values)) {
+            return;
+        }
+    }
+    index = mca_base_component_var_register(&mca_btl_smx_component.super.btl_version, name,
+                                            help, p->type, values, 0, p->flags, p->level,
+                                            p->scope, storage);
+    if (NULL != p->words) {
+        OBJ_RELEASE(values);
+    }
+    if (NULL != p->index) {
+        p->index[by_class ? cls : 0] = index;
+    }
+    smx_var_refused |= index < 0;
+}
+
+static bool smx_param_by_class(size_t row)
+{
+    return row < SMX_ROWS(smx_params) && NULL != strstr(smx_params[row].name, "%s");
+}
+
 int mca_btl_smx_params_register(void)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     mca_btl_base_module_t *m = &mca_btl_smx_module_template;
-    char name[64], help[160];
 
     smx_var_refused = false;
     (void) mca_base_var_group_component_register(
         &c->super.btl_version, "Shared-memory transport with a topology-aware eager/rendezvous switch");
 
-    c->budget_kb = SMX_AUTO;
-    SMX_INT("budget_kb", "KiB of shared memory for a process's messages in flight (auto: "
-            "16 MiB shared by the node's processes, each page taken at its first use; a value "
-            "set here is taken whole at MPI_Init)",
-            &smx_enum_auto, OPAL_INFO_LVL_4, &c->budget_kb);
-    c->pair_ring_size = SMX_AUTO;
-    SMX_INT("pair_ring_size", "Bytes of a process's ring to a peer it sends to often (a power "
-            "of two, 4096-4194304; auto: 512 KiB for its first 4 rings, 128 KiB for later "
-            "ones)", &smx_enum_auto, OPAL_INFO_LVL_5, &c->pair_ring_size);
-    c->pair_rings_max = 16;
-    SMX_INT("pair_rings_max", "Most peers a process writes to through rings of its own "
-            "(0-65536)", NULL, OPAL_INFO_LVL_5, &c->pair_rings_max);
-    c->pair_ring_after = 16;
-    SMX_INT("pair_ring_after", "Messages to a peer through its queue before it gets a ring "
-            "(0-1000000000)", NULL, OPAL_INFO_LVL_5, &c->pair_ring_after);
-    c->frag_size = SMX_FRAG_DEFAULT;
-    smx_var("frag_size", "Payload bytes of the largest fragment (1024-1048576); lowers the "
-            "unset limits above it", MCA_BASE_VAR_TYPE_INT, NULL,
-            OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, &c->frag_size);
-    /* like btl/sm: /dev/shm where it can be written, else the job's session directory */
+    /* The strings' defaults (the table holds the ints'): like btl/sm, /dev/shm where it can
+     * be written, else the job's session directory; no policy until one is built. */
     c->backing_directory = 0 == access("/dev/shm", W_OK) ? "/dev/shm"
                                                          : opal_process_info.job_session_dir;
-    (void) mca_base_component_var_register(&c->super.btl_version, "backing_directory",
-                                           "Directory of the shared-memory segments' files (a "
-                                           "local file system: /dev/shm, or /tmp)",
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &c->backing_directory);
-    c->max_frags = 512;
-    SMX_INT("max_frags", "Fragments out at once waiting for room; beyond, ob1 queues sends "
-            "itself (8-1048576)", NULL, OPAL_INFO_LVL_5, &c->max_frags);
-
-    /* Each class's way is measured (btl_smx_choice.h); a value pins it. */
-    for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
-        const char *cname = smx_locality_class_name(cls);
-
-        c->eager_limit[cls] = SMX_MEASURED;
-        snprintf(name, sizeof(name), "eager_limit_%s", cname);
-        snprintf(help, sizeof(help), "Eager limit (bytes, ob1 header included) for peers of "
-                 "class %s: 128 to btl_smx_max_send_size; auto: measured per peer and size",
-                 cname);
-        smx_var_eager_class[cls] = SMX_INT(name, help, &smx_enum_measured, OPAL_INFO_LVL_4,
-                                           &c->eager_limit[cls]);
-        c->single_copy_min[cls] = SMX_MEASURED;
-        snprintf(name, sizeof(name), "single_copy_min_%s", cname);
-        snprintf(help, sizeof(help), "Rendezvous by single copy (smsc) from this many bytes for "
-                 "peers of class %s, never, or auto: measured per peer and size", cname);
-        smx_var_single_class[cls] = SMX_INT(name, help, &smx_enum_measured_never,
-                                            OPAL_INFO_LVL_4, &c->single_copy_min[cls]);
-    }
-    smx_single_copy_min = SMX_MEASURED;
-    smx_var_single_copy_min = SMX_INT("single_copy_min", "Rendezvous by single copy from this "
-                                      "many bytes for every class not set by name, never, or "
-                                      "auto: measured", &smx_enum_measured_never,
-                                      OPAL_INFO_LVL_4, &smx_single_copy_min);
-    c->push_max = SMX_DEFAULT_PUSH_MAX;
-    SMX_INT("push_max", "Double-copy rendezvous up to this size go unasked (0-67108864)",
-            &smx_enum_off, OPAL_INFO_LVL_5, &c->push_max);
-    {
-        mca_base_var_enum_t *skew_enum = NULL;
-        c->skew = SMX_SKEW_ON;
-        if (OPAL_SUCCESS == mca_base_var_enum_create("btl_smx_skew", smx_skew_values, &skew_enum)) {
-            SMX_INT("skew", "Late receivers get messages up to btl_smx_skew_eager_limit eagerly "
-                    "(on); never (off); every receiver late (always: tests)",
-                    skew_enum, OPAL_INFO_LVL_4, &c->skew);
-            OBJ_RELEASE(skew_enum);
-        }
-    }
-    {
-        mca_base_var_enum_t *nt_enum = NULL;
-        c->nontemporal = SMX_NT_AUTO;
-        if (OPAL_SUCCESS
-            == mca_base_var_enum_create("btl_smx_nontemporal", smx_nontemporal_values, &nt_enum)) {
-            SMX_INT("nontemporal", "Non-temporal stores for payloads from 2 KiB: per peer where "
-                    "measured cheaper than memcpy (auto), never, always",
-                    nt_enum, OPAL_INFO_LVL_5, &c->nontemporal);
-            OBJ_RELEASE(nt_enum);
-        }
-    }
-    c->skew_late_us = 10;
-    SMX_INT("skew_late_us", "Rendezvous waiting this long (us) for their receive make a "
-            "receiver late (1-1000000)", NULL, OPAL_INFO_LVL_5,
-            &c->skew_late_us);
-    c->skew_eager_limit = 128 * 1024 + 2048; /* a 128 KiB message with its header */
-    smx_var_skew_eager_limit = SMX_INT("skew_eager_limit", "Eager limit (bytes) of a class with a late receiver, as far "
-            "as the area holds", NULL, OPAL_INFO_LVL_4, &c->skew_eager_limit);
-    /* Not settable: btl_smx_policy.c writes it once the policy is built (the MCA system
-     * owns the string and frees it at the end). */
     c->policy_text = NULL;
-    (void) mca_base_component_var_register(&c->super.btl_version, "policy", "The policy this "
-                                           "process built, as key=value words (read through MPI_T)",
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0,
-                                           MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_9,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &c->policy_text);
-    smx_pvar("gets_single_copy", "Rendezvous pulled by single copy", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.gets_single_copy);
-    smx_pvar("gets_double_copy", "Rendezvous pulled by double copy (or pushed by the peer)",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.gets_double_copy);
-    smx_pvar("pushes_ahead", "Rendezvous sent unasked", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.pushes_ahead);
-    smx_pvar("pushes_parked", "Peers' ones come before their receive", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.pushes_parked);
-    smx_pvar("copy_switches", "Changes of a peer's way (eager, single or double copy) as "
-             "measured",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.copy_switches);
-    smx_pvar("sends_queued", "Sends that found no room and waited", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.sends_queued);
-    smx_pvar("pair_rings", "Peers this process writes to through a ring of its own",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.pair_rings);
-    smx_pvar("frags_peak", "Most fragments out at once (btl_smx_max_frags)",
-             MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &c->stats.frags_peak);
-    smx_pvar("skew_late", "Times late to a sender", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.skew_late);
-    smx_pvar("skew_caught_up", "Times caught up with a sender", MCA_BASE_PVAR_CLASS_COUNTER,
-             &c->stats.skew_caught_up);
-    smx_pvar("skew_eager_sends", "Messages above a fragment sent eagerly",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.skew_eager_sends);
-    smx_pvar("streamed_copies", "Payloads written with non-temporal stores",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.streamed_copies);
-    smx_pvar("store_switches", "Changes of a peer's way of writing payloads",
-             MCA_BASE_PVAR_CLASS_COUNTER, &c->stats.store_switches);
+    for (size_t row = 0, end; row < SMX_ROWS(smx_params); row = end) {
+        /* (end: past the run of rows by class that starts here) */
+        for (end = row + 1; smx_param_by_class(row) && smx_param_by_class(end); ++end) {
+        }
+        for (int cls = 0; cls < (smx_param_by_class(row) ? SMX_CLASS_COUNT : 1); ++cls) {
+            for (size_t at = row; at < end; ++at) {
+                smx_param_register(&smx_params[at], cls);
+            }
+        }
+    }
+    for (size_t i = 0; i < SMX_ROWS(smx_counters); ++i) {
+        const struct smx_counter *k = &smx_counters[i];
+
+        (void) mca_base_component_pvar_register(
+            &c->super.btl_version, k->name, k->help, OPAL_INFO_LVL_4, k->pvar_class,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            k->value);
+    }
 
     /* The generic BTL parameters (btl_smx_eager_limit, ...) are registered on the module
      * template; a generic eager limit the user sets applies to every class not set by
@@ -365,6 +413,15 @@ static const char *smx_eager_name(int cls, char *buf, size_t len)
     return buf;
 }
 
+/* A parameter's value with its 0 (a name: never, auto) made the component's sentinel. */
+_Static_assert(SMX_MEASURED < 0 && SMX_NEVER < 0 && SMX_AUTO < 0 && SMX_NEVER != SMX_MEASURED
+                   && SMX_AUTO != SMX_MEASURED && SMX_AUTO != SMX_NEVER,
+               "btl/smx's named values: distinct, and none a count could be taken for");
+static int smx_named_zero(int value, int sentinel)
+{
+    return 0 == value ? sentinel : value;
+}
+
 /* The generic eager limit and single-copy threshold, when set, go to every class not set
  * by name; a smaller fragment pulls down btl_smx_max_send_size and the rendezvous's first
  * fragment where they would not fit. Values the user set stay as they are, for
@@ -376,13 +433,18 @@ static void smx_resolve_limits(void)
     const bool generic = smx_var_is_set(smx_generic_var("eager_limit"));
     const bool generic_single = smx_var_is_set(smx_var_single_copy_min);
 
+    c->budget_kb = smx_named_zero(smx_budget_kb, SMX_AUTO);
+    c->pair_ring_size = smx_named_zero(smx_pair_ring_size, SMX_AUTO);
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
+        const bool by_name = smx_var_is_set(smx_var_single_class[cls]);
+
         if (generic && !smx_var_is_set(smx_var_eager_class[cls])) {
             c->eager_limit[cls] = m->btl_eager_limit > INT_MAX ? INT_MAX : (int) m->btl_eager_limit;
         }
-        if (generic_single && !smx_var_is_set(smx_var_single_class[cls])) {
-            c->single_copy_min[cls] = smx_single_copy_min;
-        }
+        c->single_copy_min[cls] = smx_named_zero(generic_single && !by_name
+                                                     ? smx_single_copy_min
+                                                     : smx_single_copy_min_class[cls],
+                                                 SMX_NEVER);
     }
     if (c->frag_size >= 1024 && !smx_var_is_set(smx_generic_var("max_send_size"))
         && m->btl_max_send_size > (size_t) c->frag_size) {
@@ -463,7 +525,7 @@ bool mca_btl_smx_params_valid(void)
     /* A size the user chose is used as it is; the default may shrink to fit
      * (mca_btl_smx_segment_create). */
     c->area_fixed = SMX_AUTO != c->budget_kb;
-    c->area_max = (uint64_t) c->budget_kb << 10;
+    c->area_max = c->area_fixed ? (uint64_t) c->budget_kb << 10 : 0;
     if (c->area_fixed
         && (c->budget_kb < 0 || c->area_max < mca_btl_smx_area_min()
             || c->budget_kb > 16 * 1024 * 1024)) {
