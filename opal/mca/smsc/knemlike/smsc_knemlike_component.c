@@ -48,73 +48,125 @@ mca_smsc_knemlike_component_t mca_smsc_knemlike_component = {
     .fd = -1,
 };
 
+/* A parameter: a row of knemlike_params. */
+struct knemlike_param {
+    const char *name;         /* after smsc_knemlike_ */
+    mca_base_var_type_t type; /* an int, an unsigned long, a bool or a string */
+    void *storage;
+    unsigned long value;      /* the default of a number or a bool */
+    const char *text;         /* of a string */
+    int level;
+    mca_base_var_scope_t scope;
+    const char *help;
+};
+
+#define KNEMLIKE_ROWS(table) (sizeof(table) / sizeof((table)[0]))
+#define KNEMLIKE_FIELD(name) (&mca_smsc_knemlike_component.name)
+/* A variable the user sets, named as the component's field that holds it. */
+#define KNEMLIKE_PARAM(field, type_, level_, scope_, ...)                                   \
+    {.name = #field, .type = MCA_BASE_VAR_TYPE_##type_, .storage = KNEMLIKE_FIELD(field),  \
+     .level = OPAL_INFO_LVL_##level_, .scope = MCA_BASE_VAR_SCOPE_##scope_, __VA_ARGS__}
+
+/* In the order ompi_info lists them, after the priority (smsc's own). */
+static const struct knemlike_param knemlike_params[] = {
+    KNEMLIKE_PARAM(device, STRING, 9, READONLY, .text = "/dev/knemlike",
+                   .help = "Character device of the knemlike kernel module"),
+    /* An entry costs a kernel slot (the module allows 65536 regions per open file) and,
+     * when it holds its pages, that memory pinned. */
+    KNEMLIKE_PARAM(cache_max_entries, INT, 5, LOCAL, .value = 4096,
+                   .help = "Most registrations the registration cache keeps; the least recently "
+                           "used unused one is destroyed beyond that (0: no limit; must stay "
+                           "below the module's max_regions_per_file, default 65536)"),
+    KNEMLIKE_PARAM(cache_max_mb, UNSIGNED_LONG, 5, LOCAL, .value = 0,
+                   .help = "Most MiB the registration cache covers (0: auto: the process's "
+                           "RLIMIT_MEMLOCK when registrations hold their pages, else no "
+                           "limit)"),
+    KNEMLIKE_PARAM(hold_pages, BOOL, 5, LOCAL, .value = true,
+                   .help = "Registrations keep their pages pinned (counted in RLIMIT_MEMLOCK) so "
+                           "that a repeated copy pins nothing; false: pages are found at each "
+                           "copy, as CMA does"),
+    KNEMLIKE_PARAM(attach_max, INT, 5, LOCAL, .value = 256,
+                   .help = "Most peer registrations kept mapped here, so that a copy from or to "
+                           "them is a memcpy (0: every copy through the device's ioctl)"),
+    KNEMLIKE_PARAM(map, BOOL, 5, ALL_EQ, .value = true,
+                   .help = "Export this process's address space so that peers map its buffers "
+                           "(CAN_MAP: stock btl/sm then sends in place, the receiver copying "
+                           "straight from the sender's buffer); needs a module with exports "
+                           "(ABI 3). false: as with a module without exports"),
+    /* Nothing is mapped before it is touched: the bound is on address space and on
+     * mappings (vm.max_map_count), not on memory. */
+    KNEMLIKE_PARAM(map_max_mb, UNSIGNED_LONG, 5, LOCAL, .value = 1024,
+                   .help = "Most MiB of each peer's memory kept mapped here once unused "
+                           "(mappings in use are never undone; 0: no limit)"),
+};
+
+/* The counters (MPI_T performance variables, read-only), registered at enable. */
+static const struct knemlike_counter {
+    const char *name;
+    int pvar_class;
+    unsigned long long *value;
+    const char *help;
+} knemlike_counters[] = {
+    {"cache_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_hits),
+     "Registrations served by the registration cache"},
+    {"cache_misses", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_misses),
+     "Registrations that created a region"},
+    {"cache_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_evictions),
+     "Cached regions destroyed to stay within limits"},
+    {"cache_unheld", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_unheld),
+     "Registrations made without holding their pages (RLIMIT_MEMLOCK, read-only memory)"},
+    {"cache_held_bytes", MCA_BASE_PVAR_CLASS_SIZE, KNEMLIKE_FIELD(pvar_held_bytes),
+     "Bytes the cached registrations hold pinned now"},
+    {"attach_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_hits),
+     "Copies through a peer's registration mapped before"},
+    {"attaches", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attaches),
+     "Peers' registrations mapped here"},
+    {"attach_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_evictions),
+     "Mappings of peers' registrations undone to stay within smsc_knemlike_attach_max"},
+    {"attach_refused", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_refused),
+     "Peers' registrations the module would not map (not holding their pages): copied by "
+     "ioctl"},
+    {"map_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_map_hits),
+     "Peers' buffers mapped through a mapping made before"},
+    {"maps", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_maps),
+     "Mappings of peers' exported memory made here"},
+    {"map_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_map_evictions),
+     "Unused mappings of peers' memory undone to stay within smsc_knemlike_map_max_mb"},
+    {"map_failures", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_map_failures),
+     "Peers' buffers that could not be mapped"},
+};
+
+/* A row of knemlike_params: its default, then the variable. */
+static void knemlike_param_register(const struct knemlike_param *p)
+{
+    switch (p->type) {
+    case MCA_BASE_VAR_TYPE_INT:
+        *(int *) p->storage = (int) p->value;
+        break;
+    case MCA_BASE_VAR_TYPE_UNSIGNED_LONG:
+        *(unsigned long *) p->storage = p->value;
+        break;
+    case MCA_BASE_VAR_TYPE_BOOL:
+        *(bool *) p->storage = 0 != p->value;
+        break;
+    default:
+        *(char **) p->storage = (char *) p->text;
+        break;
+    }
+    (void) mca_base_component_var_register(&mca_smsc_knemlike_component.super.smsc_version,
+                                           p->name, p->help, p->type, NULL, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, p->level, p->scope,
+                                           p->storage);
+}
+
 static int knemlike_component_register(void)
 {
     mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
-    mca_base_component_t *v = &c->super.smsc_version;
 
     mca_smsc_base_register_default_params(&c->super, SMSC_KNEMLIKE_DEFAULT_PRIORITY);
-
-    c->device = "/dev/knemlike";
-    (void) mca_base_component_var_register(
-        v, "device", "Character device of the knemlike kernel module (default: /dev/knemlike)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_READONLY, &c->device);
-
-    /* An entry costs a kernel slot (the module allows 65536 regions per open file) and,
-     * when it holds its pages, that memory pinned. */
-    c->cache_max_entries = 4096;
-    (void) mca_base_component_var_register(
-        v, "cache_max_entries",
-        "Most registrations the registration cache keeps; the least recently used unused one "
-        "is destroyed beyond that (0: no limit; must stay below the module's "
-        "max_regions_per_file, default 65536). Default: 4096",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->cache_max_entries);
-
-    c->cache_max_mb = 0;
-    (void) mca_base_component_var_register(
-        v, "cache_max_mb",
-        "Most MiB the registration cache covers (0: auto: the process's RLIMIT_MEMLOCK when "
-        "registrations hold their pages, else no limit). Default: 0",
-        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->cache_max_mb);
-
-    c->hold_pages = true;
-    (void) mca_base_component_var_register(
-        v, "hold_pages",
-        "Registrations keep their pages pinned (counted in RLIMIT_MEMLOCK) so that a repeated "
-        "copy pins nothing; false: pages are found at each copy, as CMA does. Default: true",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->hold_pages);
-
-    c->attach_max = 256;
-    (void) mca_base_component_var_register(
-        v, "attach_max",
-        "Most peer registrations kept mapped here, so that a copy from or to them is a memcpy "
-        "(0: every copy through the device's ioctl). Default: 256",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->attach_max);
-
-    c->map = true;
-    (void) mca_base_component_var_register(
-        v, "map",
-        "Export this process's address space so that peers map its buffers (CAN_MAP: stock "
-        "btl/sm then sends in place, the receiver copying straight from the sender's buffer); "
-        "needs a module with exports (ABI 3). false: as with a module without exports. "
-        "Default: true",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->map);
-
-    /* Nothing is mapped before it is touched: the bound is on address space and on
-     * mappings (vm.max_map_count), not on memory. */
-    c->map_max_mb = 1024;
-    (void) mca_base_component_var_register(
-        v, "map_max_mb",
-        "Most MiB of each peer's memory kept mapped here once unused (mappings in use are "
-        "never undone; 0: no limit). Default: 1024",
-        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->map_max_mb);
+    for (size_t i = 0; i < KNEMLIKE_ROWS(knemlike_params); ++i) {
+        knemlike_param_register(&knemlike_params[i]);
+    }
     return OPAL_SUCCESS;
 }
 
@@ -297,16 +349,6 @@ static int knemlike_component_query(void)
     return OPAL_SUCCESS;
 }
 
-static void knemlike_register_pvar(const char *name, const char *what, unsigned long long *value,
-                                   int var_class)
-{
-    (void) mca_base_component_pvar_register(
-        &mca_smsc_knemlike_component.super.smsc_version, name, what, OPAL_INFO_LVL_4,
-        var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        NULL, NULL, NULL, value);
-}
-
 static mca_smsc_module_t *knemlike_component_enable(void)
 {
     mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
@@ -321,35 +363,14 @@ static mca_smsc_module_t *knemlike_component_enable(void)
     if (mca_smsc_knemlike_export_publish()) {
         mca_smsc_knemlike_module.features |= MCA_SMSC_FEATURE_CAN_MAP;
     }
-    knemlike_register_pvar("cache_hits", "Registrations served by the registration cache",
-                           &c->pvar_hits, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("cache_misses", "Registrations that created a region",
-                           &c->pvar_misses, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("cache_evictions", "Cached regions destroyed to stay within limits",
-                           &c->pvar_evictions, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("cache_unheld",
-                           "Registrations made without holding their pages (RLIMIT_MEMLOCK, read-only memory)",
-                           &c->pvar_unheld, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("cache_held_bytes", "Bytes the cached registrations hold pinned now",
-                           &c->pvar_held_bytes, MCA_BASE_PVAR_CLASS_SIZE);
-    knemlike_register_pvar("attach_hits", "Copies through a peer's registration mapped before",
-                           &c->pvar_attach_hits, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("attaches", "Peers' registrations mapped here",
-                           &c->pvar_attaches, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("attach_evictions", "Mappings of peers' registrations undone to "
-                           "stay within smsc_knemlike_attach_max",
-                           &c->pvar_attach_evictions, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("attach_refused", "Peers' registrations the module would not map "
-                           "(not holding their pages): copied by ioctl",
-                           &c->pvar_attach_refused, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("map_hits", "Peers' buffers mapped through a mapping made before",
-                           &c->pvar_map_hits, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("maps", "Mappings of peers' exported memory made here",
-                           &c->pvar_maps, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("map_evictions", "Unused mappings of peers' memory undone to stay "
-                           "within smsc_knemlike_map_max_mb",
-                           &c->pvar_map_evictions, MCA_BASE_PVAR_CLASS_COUNTER);
-    knemlike_register_pvar("map_failures", "Peers' buffers that could not be mapped",
-                           &c->pvar_map_failures, MCA_BASE_PVAR_CLASS_COUNTER);
+    for (size_t i = 0; i < KNEMLIKE_ROWS(knemlike_counters); ++i) {
+        const struct knemlike_counter *k = &knemlike_counters[i];
+
+        (void) mca_base_component_pvar_register(
+            &c->super.smsc_version, k->name, k->help, OPAL_INFO_LVL_4, k->pvar_class,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            k->value);
+    }
     return &mca_smsc_knemlike_module;
 }
