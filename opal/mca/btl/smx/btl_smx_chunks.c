@@ -8,7 +8,8 @@
 
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
-#include "btl_smx_policy.h"
+#include "btl_smx_pages.h"
+#include "btl_smx_types.h"
 
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
@@ -251,7 +252,7 @@ static int smx_chunks_cycle(int cls)
     if (SMX_CHUNK_CLASSES - 1 != cls) {
         return SMX_CHUNKS_CYCLE;
     }
-    const uint64_t n = mca_btl_smx_policy.chunk_cycle / smx_chunk_bytes(cls);
+    const uint64_t n = mca_btl_smx_component.chunk_cycle / smx_chunk_bytes(cls);
     return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
 }
 

@@ -14,9 +14,10 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_segment.h"
 #include "btl_smx_types.h"
-#include "btl_smx_get.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,11 +66,8 @@ static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
 {
     opal_list_item_t *item;
 
-    while (NULL != (item = opal_list_remove_first(&ep->serving))) {
-        mca_btl_smx_serve_drop(item);
-    }
+    /* (its serves and pushes went at finalize: smx_peer_release, btl_smx_module.c) */
     OBJ_DESTRUCT(&ep->serving);
-    mca_btl_smx_push_fini(ep);
     /* Fragments never posted (finalize with no room at the peer): back to the pool. */
     while (NULL != (item = opal_list_remove_first(&ep->pending))) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
@@ -342,4 +340,20 @@ mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k)
         c->guests[k] = mca_btl_smx_endpoint_of(proc, SMX_GUEST);
     }
     return c->guests[k];
+}
+
+/* An error that leaves a peer waiting for ever: the upper layer's error callback ends
+ * the job (ob1's aborts it), naming the peer and what went wrong. */
+void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what)
+{
+    mca_btl_base_module_error_cb_fn_t cb = mca_btl_smx_component.error_cb;
+    char info[160];
+
+    snprintf(info, sizeof(info), "btl/smx on %s: %s from %s", opal_process_info.nodename, what,
+             OPAL_NAME_PRINT(ep->proc->proc_name));
+    if (NULL != cb) {
+        cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);
+    }
+    opal_output(0, "%s: no error handler to end the job, aborting", info);
+    abort();
 }

@@ -26,13 +26,18 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_get.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_push.h"
+#include "btl_smx_send.h"
+#include "btl_smx_skew.h"
+#include "btl_smx_types.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include "btl_smx_get.h"
 
 static OBJ_CLASS_INSTANCE(smx_get_op_t, opal_free_list_item_t, NULL, NULL);
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_free_list_item_t, NULL, NULL);
@@ -303,7 +308,10 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     size_t chunk = len - sizeof(*piece);
 
     if (0 != (piece->op & SMX_PUSH_TOKEN)) {
-        mca_btl_smx_push_piece(ep, piece, chunk);
+        op = mca_btl_smx_push_piece(ep, piece, chunk);
+        if (NULL != op) {
+            mca_btl_smx_get_done(ep, op);
+        }
         return;
     }
     if (piece->offset > op->size || chunk > op->size - piece->offset) {

@@ -27,7 +27,6 @@ struct smx_policy {
     size_t eager_most;      /* the largest eager message (a fragment) */
     size_t late_limit;      /* ... to a late receiver (btl_smx_skew.c); eager_most if none */
     int pieces_max;         /* a peer's get pieces of mine in shared memory at a time */
-    uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again */
 };
 
 extern struct smx_policy mca_btl_smx_policy;
@@ -109,8 +108,8 @@ void mca_btl_smx_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_way 
                           uint32_t stamp);
 /* Receiver: tell ep my word now, if it is not the one it has (skew too: btl_smx_skew.c). */
 void mca_btl_smx_want_say(mca_btl_smx_endpoint_t *ep);
-/* Sender: ep's word (SMX_KIND_WANT). */
-void mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
+/* Sender: ep's word (SMX_KIND_WANT); false: malformed. */
+bool mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 
 END_C_DECLS
 

@@ -92,4 +92,11 @@ static inline bool smx_store_can_stream(void)
  * publishes them. Where this build cannot stream: memcpy. */
 void smx_store_stream(void *to, const void *from, size_t n);
 
+/* Copy n bytes (from SMX_STORE_MIN) into shared memory for the peer whose costs s holds:
+ * with non-temporal stores if 'always', else the way s chooses, timing the copies it
+ * samples. What it did: */
+#define SMX_STORE_STREAMED 1u /* wrote with non-temporal stores */
+#define SMX_STORE_SWITCHED 2u /* its time changed the way in use */
+unsigned smx_store_copy(struct smx_store *s, bool always, void *to, const void *from, size_t n);
+
 #endif /* MCA_BTL_SMX_STORE_H */
