@@ -22,7 +22,7 @@ void mca_btl_smx_chunks_fini(void);
  * late receiver takes), or the whole area where btl_smx_budget_kb is set: 0, or the errno
  * of the reservation that failed (btl/smx is then not used). */
 int mca_btl_smx_chunks_start(void);
-/* The smallest chunk area that holds enough of each size of message to stream. */
+/* The smallest chunk area that holds enough chunks of each size to keep messages flowing. */
 uint64_t mca_btl_smx_area_min(void);
 /* 'auto' rings: the first SMX_RINGS_LARGE a process makes are 512 KiB, later ones 128 KiB
  * (mca_btl_smx_segment_create says why). */

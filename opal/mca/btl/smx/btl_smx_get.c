@@ -12,8 +12,8 @@
  *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
  *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
  *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
- *     each out as it arrives. Both copies stream, and at most SMX_PIECES_IN_FLIGHT
- *     fragments per peer sit in shared memory.
+ *     each out as it arrives. The two copies overlap, and at most the policy's
+ *     pieces_max fragments per peer sit in shared memory (btl_smx_policy.c).
  * Deciding here rather than through ob1's limits is what lets the choice be per peer and
  * any size (ob1 itself only knows "above the eager limit: get"). Either way, the get's
  * time from its sender's registration to its end is measured (btl_smx_choice.h). A double

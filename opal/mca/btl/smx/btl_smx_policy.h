@@ -39,8 +39,8 @@ void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep);
  * it at btl_base_verbose info when it changed). */
 void mca_btl_smx_policy_publish(void);
 
-/* Sender: a message to ep is at hand: time it? A clock read costs 55-70 ns in the
- * development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16, and
+/* Sender: a message to ep is at hand: time it? A clock read can cost a tenth of a 4 KiB
+ * message in cache (docs/design.md, "The switch"): eager messages one in 16, and
  * every one for a while after the receiver's word changed (a try is under way); every
  * rendezvous (the receiver also learns from it how long the message waited for it:
  * btl_smx_skew.c). 0: not timed. */
