@@ -481,14 +481,10 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
  * has passed it), as btl/sm's fragments complete when their receiver hands them back;
  * elsewhere at once. ob1 completes a synchronous send, and the rendezvous of a large
  * one, at the later of two events: its header's fragment completing here, and the
- * receiver's ACK. Completed at once, the header left the ACK last, and MPICH's
- * mt_ssendrecv (4 threads a rank, each rank bound to one core) took 2.4-8.6 times as
- * long as on stock btl/sm: far more sending threads went to sleep on their request and
- * had to be woken (185-189 wake-ups of a sleeping thread a run; 5-18 now), and on a core
- * shared by its rank's threads a wake-up costs about a time slice (the woken thread
- * preempts the one that woke it inside ompi's WAIT_SYNC_SIGNAL and then spins in
- * WAIT_SYNC_RELEASE until that one runs again). docs/design.md, "Threads: synchronous
- * sends", has the runs. What it costs: such a callback comes a progress call later or
+ * receiver's ACK. Completed at once, the header left the ACK last: far more sending
+ * threads slept on their request and had to be woken, and on a core its rank's threads
+ * share a wake-up costs about a time slice (docs/design.md, "Threads: synchronous sends",
+ * has why and the runs). What it costs: such a callback comes a progress call later or
  * so; an eager message that had to wait for room completes once taken rather than once
  * written, and only under threads. */
 void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag)

@@ -17,8 +17,7 @@
  * (it writes lines no reader has just taken), so a return to memcpy that lasts fewer than
  * SMX_STORE_SHORT_HOLD copies doubles the interval between memcpy samples, up to
  * SMX_STORE_PROBE_MAX. The measurements behind these rules: docs/performance.md, "Where
- * the lines come from, and non-temporal stores on far cores" (a 4 KiB ping-pong that
- * switched seven times in one run before the hold: 1.70 us against 1.34).
+ * the lines come from, and non-temporal stores on far cores".
  */
 #ifndef MCA_BTL_SMX_STORE_H
 #define MCA_BTL_SMX_STORE_H
