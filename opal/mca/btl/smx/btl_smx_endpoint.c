@@ -30,36 +30,13 @@
 
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
+    /* everything after the list item's header starts at 0, NULL or false */
+    memset((char *) ep + sizeof(ep->super), 0, sizeof(*ep) - sizeof(ep->super));
     OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->push_in_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
-    ep->pulling = 0;
-    ep->want = ep->want_sent = 0;
-    ep->stamp_tick = ep->stamp_all = 0;
     smx_store_init(&ep->store);
-    ep->skew_late = false;
-    ep->skew_idle_seen = 0;
-    ep->skew_waited = ep->skew_late_gets = 0;
-    ep->push_token = ep->push_in = 0;
-    ep->push_armed = false;
-    ep->push_serve = NULL;
-    ep->push_in_size = ep->push_in_arrived = 0;
-    ep->push_in_parked = NULL;
-    ep->push_in_op = NULL;
-    ep->module = NULL;
-    ep->peer_segment = NULL;
-    ep->peer_ds = NULL;
-    ep->smsc_endpoint = NULL;
-    ep->queue_seen = 0;
-    ep->queued = 0;
-    ep->stalled = NULL;
-    ep->out = ep->in = NULL;
-    ep->out_head = ep->out_seen = ep->in_tail = 0;
-    ep->chunks_out = 0;
-    ep->ref_first = ep->ref_last = NULL;
-    ep->active = false;
-    ep->described = false;
 }
 
 static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
