@@ -16,8 +16,15 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
 #include "btl_smx_clock.h"
+#include "btl_smx_get.h"
+#include "btl_smx_pages.h"
+#include "btl_smx_params.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_recv.h"
+#include "btl_smx_segment.h"
+#include "btl_smx_skew.h"
 #include "btl_smx_types.h"
 
 #include <fcntl.h>
