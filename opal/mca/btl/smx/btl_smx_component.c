@@ -114,7 +114,7 @@ static int smx_component_close(void)
 }
 
 /* The classes some peer of mine can fall into here; my binding kept for add_procs, and
- * the hardware threads this job may use (hw_threads, for the oversubscription rule). */
+ * the hardware threads this job may use (hw_threads: a crowded node, btl_smx_policy.c). */
 static int smx_find_classes(int present[SMX_CLASS_COUNT])
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;

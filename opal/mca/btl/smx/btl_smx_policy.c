@@ -30,6 +30,16 @@ static bool smx_crowded(void)
     return c->hw_threads > 0 && c->num_local > c->hw_threads;
 }
 
+/* A crowded node whose chunk areas are too small for an exchange: a single copy can be
+ * made here, and my area holds fewer whole fragments than I have peers. */
+static bool smx_cramped(void)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    return NULL != mca_smsc && !c->smsc_forbidden
+           && c->area_max / (uint64_t) c->frag_size < (uint64_t) (c->num_local - 1);
+}
+
 /* What a process keeps in shared memory for its large messages (pieces_max: btl_smx_get.c;
  * the component's chunk_cycle: btl_smx_chunks.c, smx_chunks_cycle).
  * - A peer's get pieces of mine in flight: 32 fragments' worth (as in the rings of 32
@@ -88,12 +98,19 @@ static void smx_policy_build(void)
     p->late_limit = 0 != c->skew_eager_max ? c->skew_eager_max : p->eager_most;
     /* On a crowded node a rendezvous holds its sender until the receiver is scheduled in,
      * and a try of one waits for the scheduler: there every message up to a fragment goes
-     * eagerly and only the copy of larger ones is measured (docs/design.md, "The switch"). */
+     * eagerly and only the copy of larger ones is measured, unless my chunk area cannot
+     * hold a fragment for every peer; then an exchange's eager messages wait for chunks
+     * and go, as btl/sm's do, by single copy from SMX_CHOICE_MIN (docs/design.md, "The
+     * switch"). */
     const bool crowded = smx_crowded();
+    const bool cramped = crowded && smx_cramped();
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         p->eager_pin[cls] = SMX_MEASURED != c->eager_limit[cls] ? (size_t) c->eager_limit[cls]
+                            : cramped ? SMX_CHOICE_MIN
                             : crowded ? p->eager_most : 0;
-        p->single_pin[cls] = c->single_copy_min[cls];
+        p->single_pin[cls] = SMX_MEASURED == c->single_copy_min[cls] && cramped
+                                 ? SMX_CHOICE_MIN
+                                 : c->single_copy_min[cls];
     }
     smx_footprint(p);
     p->built = true;
