@@ -3,10 +3,9 @@
 # Options are passed to contrib/setup.sh (e.g. --with-ompi=DIR).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
 start=$SECONDS
-"$top/contrib/setup.sh" "$@"
-. "$top/contrib/env.sh"
+"$(dirname "$0")/setup.sh" "$@"
+. "$(dirname "$0")/env.sh" # SMX_TOP (this checkout), SMX_BUILD, ...
 durations() { # each test's time, longest first (tests/timed.sh ends its log with it)
 	echo "== time per test (s) =="
 	find "$SMX_BUILD/tests" -name '*.log' ! -name test-suite.log -exec grep -h '^timed: ' {} + |

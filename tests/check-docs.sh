@@ -14,29 +14,29 @@ set -euo pipefail
 check_docs() {
 	local dir=$1 rc=0 ref t f
 	local docs=("$dir"/README.md "$dir"/docs/*.md "$dir"/kmod/README.md)
-	if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	if git -C "$SMX_TOP" rev-parse --git-dir >/dev/null 2>&1; then
 		# 7 to 12 hex digits with a letter and a digit, standing alone: a commit's name.
 		for ref in $(grep -ohE '(^|[^0-9a-zA-Z_x/.-])[0-9a-f]{7,12}([^0-9a-zA-Z_-]|$)' "${docs[@]}" |
 			grep -oE '[0-9a-f]{7,12}' | grep '[a-f]' | grep '[0-9]' | sort -u); do
-			git -C "$top" cat-file -e "$ref^{commit}" 2>/dev/null ||
+			git -C "$SMX_TOP" cat-file -e "$ref^{commit}" 2>/dev/null ||
 				{ echo "no such commit: $ref ($(grep -l "$ref" "${docs[@]}" | sed "s|^$dir/||" | tr '\n' ' '))"; rc=1; }
 		done
 	else
-		echo "note: $top is not a git checkout (a release tarball): commit names not checked"
+		echo "note: $SMX_TOP is not a git checkout (a release tarball): commit names not checked"
 	fi
-	for t in $(sed -n '/^TESTS = /,/^$/p' "$top/Makefile.am" | grep -oE 'tests/[^ \\]+'); do
+	for t in $(sed -n '/^TESTS = /,/^$/p' "$SMX_TOP/Makefile.am" | grep -oE 'tests/[^ \\]+'); do
 		grep -qF "\`$t\`" "$dir/docs/testing.md" || { echo "not in docs/testing.md: $t"; rc=1; }
 	done
 	for f in $(grep -ohE '`(tests|contrib|kmod|opal/mca/btl/smx|opal/mca/smsc/knemlike)/[A-Za-z0-9_./-]+`' "${docs[@]}" | tr -d '`' | sort -u); do
 		f=${f%/}
-		[ -e "$top/$f" ] || [ -e "$top/$f.c" ] || [ -e "$top/$f.cc" ] ||
-			{ [ "$f" = tests/unit/smx_unit_tests ] && [ -d "$top/tests/unit" ]; } ||
+		[ -e "$SMX_TOP/$f" ] || [ -e "$SMX_TOP/$f.c" ] || [ -e "$SMX_TOP/$f.cc" ] ||
+			{ [ "$f" = tests/unit/smx_unit_tests ] && [ -d "$SMX_TOP/tests/unit" ]; } ||
 			{ echo "no such file: $f"; rc=1; }
 	done
 	return $rc
 }
 
-if out=$(check_docs "$top"); then
+if out=$(check_docs "$SMX_TOP"); then
 	[ -z "$out" ] || echo "$out"
 	echo "ok: the docs' commits, tests and files exist"
 else
@@ -48,9 +48,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/docs" "$work/kmod"
-cp "$top"/docs/*.md "$work/docs/"
-cp "$top/README.md" "$work/"
-cp "$top/kmod/README.md" "$work/kmod/"
+cp "$SMX_TOP"/docs/*.md "$work/docs/"
+cp "$SMX_TOP/README.md" "$work/"
+cp "$SMX_TOP/kmod/README.md" "$work/kmod/"
 echo "Measured at 0123abc9 with \`tests/check-nothing-here.sh\`." >>"$work/docs/performance.md"
 sed -i '/`tests\/check-docs.sh`/d' "$work/docs/testing.md"
 if out=$(check_docs "$work"); then
@@ -60,7 +60,7 @@ else
 		"not in docs/testing.md: tests/check-docs.sh"; do
 		if grep -qF "$want" <<<"$out"; then
 			echo "ok: refused, naming it: $want"
-		elif git -C "$top" rev-parse --git-dir >/dev/null 2>&1 || [[ $want != *commit* ]]; then
+		elif git -C "$SMX_TOP" rev-parse --git-dir >/dev/null 2>&1 || [[ $want != *commit* ]]; then
 			fail "not named: $want (got: $out)"
 		fi
 	done

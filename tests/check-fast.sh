@@ -8,8 +8,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
-. "$top/tests/configurations.sh"
+build=${SMX_BUILD:-$SMX_TOP/build}
+. "$SMX_TOP/tests/configurations.sh"
 
 start=$SECONDS
 step() { # step NAME COMMAND...: run it, say how long it took and whether it passed
@@ -25,13 +25,13 @@ step() { # step NAME COMMAND...: run it, say how long it took and whether it pas
 }
 
 step "unit tests" "$build/tests/unit/smx_unit_tests" --gtest_brief=1
-step "ompi_info" bash "$top/tests/check-ompi-info.sh"
-step "parameter tables in docs/" bash "$top/tests/check-param-docs.sh"
-step "commits, tests and files the docs name" bash "$top/tests/check-docs.sh"
-step "kernel style" bash "$top/tests/check-kmod-style.sh"
+step "ompi_info" bash "$SMX_TOP/tests/check-ompi-info.sh"
+step "parameter tables in docs/" bash "$SMX_TOP/tests/check-param-docs.sh"
+step "commits, tests and files the docs name" bash "$SMX_TOP/tests/check-docs.sh"
+step "kernel style" bash "$SMX_TOP/tests/check-kmod-style.sh"
 for cfg in $SMX_FAST_CONFIGS; do
 	# shellcheck disable=SC2046
-	step "MPI suite, $cfg, 2 ranks" "$top/tests/mpi/run-suite" --np 2 \
+	step "MPI suite, $cfg, 2 ranks" "$SMX_TOP/tests/mpi/run-suite" --np 2 \
 		--label "$cfg np=2" $(smx_config_args "$cfg")
 done
 

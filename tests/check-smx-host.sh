@@ -8,18 +8,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
-. "$top/tests/configurations.sh"
-"$top/tests/mpi/run-suite" --build-only
+build=${SMX_BUILD:-$SMX_TOP/build}
+. "$SMX_TOP/tests/configurations.sh"
+"$SMX_TOP/tests/mpi/run-suite" --build-only
 mkdir -p "$build/tests/smx"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/burst" "$top/tests/smx/burst.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/dump" "$top/tests/smx/dump.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/ringpages" "$top/tests/smx/ringpages.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$top/tests/smx/latesender.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latereceiver" "$top/tests/smx/latereceiver.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$top/tests/smx/truncate.c"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/takenfirst" "$top/tests/smx/takenfirst.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$SMX_TOP/tests/smx/linger.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/burst" "$SMX_TOP/tests/smx/burst.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/dump" "$SMX_TOP/tests/smx/dump.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/ringpages" "$SMX_TOP/tests/smx/ringpages.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latesender" "$SMX_TOP/tests/smx/latesender.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/latereceiver" "$SMX_TOP/tests/smx/latereceiver.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$SMX_TOP/tests/smx/truncate.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/takenfirst" "$SMX_TOP/tests/smx/takenfirst.c"
 launch=(mpirun -np 2)
 launch+=($(smx_root_args))
 # policy OUT KEY: the values of KEY (a pattern: 'pieces_in_flight', '[a-z0-9]*\.eager_limit')
@@ -273,8 +273,8 @@ grep -q "^p2p: PASS" <<<"$out" && [ "$(wc -l <<<"$small_ways")" -ge 2 ] &&
 #    with strace), none by double copy, every range of each peer's ways 's'; never, with
 #    cma there: every get by double copy, no process_vm_readv, no range 's'
 bench=$build/tests/smx/smx_bench
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$top/tests/bench/smx_bench.c" \
-	"$top/tests/bench/bench_util.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$bench" "$SMX_TOP/tests/bench/smx_bench.c" \
+	"$SMX_TOP/tests/bench/bench_util.c"
 # pinned CONFIG: "SINGLE DOUBLE READS WAYS" (the gets summed over both ranks, the reads of
 # another process's memory, the distinct letters of the peers' ways at finalize), or
 # "failed"
@@ -415,7 +415,7 @@ read -r pin_single pin_double < <(gets $(smx_config_args smx-single8k))
 #     dear single copy carries every get, no word ever says 256k:d, nothing changes, and
 #     both processes' policies say 256k:s to the end: the pin is not measured. (9 shows a
 #     move the other way.)
-cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$top/tests/bench/dear-cma.c" -ldl
+cc -O2 -shared -fPIC -o "$build/tests/smx/dear-cma.so" "$SMX_TOP/tests/bench/dear-cma.c" -ldl
 dear=(-x LD_PRELOAD="$build/tests/smx/dear-cma.so" -x SMX_DEAR_CMA_NS=20000)
 # measured MCA-ARGS...: "SINGLE DOUBLE TRIED BACK CHANGES 256K-WAYS" (the gets over both
 # ranks, the words that asked for 256k by single copy and by double copy, the changes of
