@@ -6,7 +6,8 @@
 # --allow-run-as-root when run as root, for `args+=($(smx_root_args))`) and
 # smx_fault_injection (below).
 # SPDX-License-Identifier: BSD-3-Clause
-SMX_TOP=${SMX_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+# (as contrib/lib.sh names it: make gives build/.. for a build configured as ../configure)
+SMX_TOP=$(cd "${SMX_TOP:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 status=0
 
 fail() { echo "FAIL: $*"; status=1; }
