@@ -25,5 +25,5 @@ if ! make -C "$SMX_BUILD" -j1 check; then
 	echo "contrib/check.sh: FAILED after $((SECONDS - start)) s" >&2
 	exit 1
 fi
-durations # where the time went (CI's budget is 30 minutes warm)
+durations # where the time went (how long a run takes: docs/testing.md)
 echo "contrib/check.sh: all tests passed in $((SECONDS - start)) s"

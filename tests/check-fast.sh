@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/check-fast.sh: the fast tier, for day-to-day work (`make check-fast` in the build
-# tree; a few minutes on a warm machine). The unit tests, ompi_info's view of the
-# components and the parameter tables of docs/ against it, the module's kernel style, and
-# the MPI data-verification suite on the host at 2 ranks on the main configurations, with
-# its fault injection (a corrupted byte must be caught). `make check` runs all of this and
-# everything else.
+# tree; how long: docs/testing.md, "How long it takes"). The unit tests, ompi_info's view
+# of the components and the parameter tables of docs/ against it, the docs' check, the
+# module's kernel style, and the MPI data-verification suite on the host at 2 ranks on
+# the main configurations, with its fault injection (a corrupted byte must be caught).
+# `make check` runs all of this and everything else.
 # SPDX-License-Identifier: BSD-3-Clause
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +27,7 @@ step() { # step NAME COMMAND...: run it, say how long it took and whether it pas
 step "unit tests" "$build/tests/unit/smx_unit_tests" --gtest_brief=1
 step "ompi_info" bash "$SMX_TOP/tests/check-ompi-info.sh"
 step "parameter tables in docs/" bash "$SMX_TOP/tests/check-param-docs.sh"
-step "commits, tests and files the docs name" bash "$SMX_TOP/tests/check-docs.sh"
+step "the docs' commits, tests, files, timings and lines" bash "$SMX_TOP/tests/check-docs.sh"
 step "kernel style" bash "$SMX_TOP/tests/check-kmod-style.sh"
 for cfg in $SMX_FAST_CONFIGS; do
 	# shellcheck disable=SC2046

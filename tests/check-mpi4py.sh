@@ -2,7 +2,7 @@
 # mpi4py's own test suite, a client we did not write, passes on btl/smx exactly as on stock
 # btl/sm: on every rank the same tests run with the same outcome (pass, skip, fail, error),
 # with cma and with no single copy at 2 ranks (SMX_MPI4PY_FULL=1: also with cma at 4
-# ranks, 54 s more, left out of CI for its 30 minutes; the MPI suite covers 4 ranks there).
+# ranks, 54 s more, left out of CI for its time; the MPI suite covers 4 ranks there).
 # Tests that fail on both are listed: they are the library's or mpi4py's, not the
 # transport's.
 # mpi4py is built against this Open MPI by contrib/setup.sh (cached under SMX_CACHE).
