@@ -16,7 +16,9 @@
  * from the module) honours per-peer thresholds. Large contiguous messages reach btl_get,
  * which pulls them by single copy (SMSC) or by a pipelined double copy through shared
  * memory (btl_smx_get.c). Which way a peer's messages go is measured per size range
- * (btl_smx_choice.h, btl_smx_policy.h). docs/design.md has the whole design, and
+ * (btl_smx_choice.h, btl_smx_policy.h). This header holds the component and its
+ * constants, btl_smx_peer.h a peer; each .c file's functions are declared in the header
+ * of its name. docs/design.md has the whole design and a table of the files, and
  * docs/using-smx.md ("How btl/smx decides") the switch.
  */
 #ifndef MCA_BTL_SMX_H
@@ -24,24 +26,20 @@
 
 #include "opal_config.h"
 
-#include "opal/class/opal_list.h"
+#include "opal/class/opal_free_list.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
 
-#include "btl_smx_choice.h"
-#include "btl_smx_store.h"
-#include "btl_smx_locality.h"
 #include "btl_smx_frag.h"
-
-#include <string.h>
+#include "btl_smx_locality.h"
+#include "btl_smx_peer.h"
 
 BEGIN_C_DECLS
 
-struct smx_pair_ring;
 struct smx_chunk_slot;
-struct smx_record;
+
 /* Chunk sizes: small (ob1 headers, get requests), eager, whole fragments. */
 #define SMX_CHUNK_CLASSES 3
 
@@ -76,77 +74,6 @@ struct mca_btl_smx_module_t {
 };
 typedef struct mca_btl_smx_module_t mca_btl_smx_module_t;
 
-/* Locks (MPI_THREAD_MULTIPLE; no-ops otherwise). A peer's lock: what I keep as its
- * writer (queue_seen to out_lines, pending, serving, active, store) and my pushes, so
- * that threads sending to different peers do not wait for each other. The component's
- * lock: what all peers share (fragment counts, my chunk area and its lists, the chunks
- * my rings' records point to, the lists of active peers and of completed fragments, the
- * modules' limits). Where both are held the peer's is taken first; never a peer's under
- * the component's. A peer's reader state is the poller's (poll_lock). */
-struct mca_btl_base_endpoint_t {
-    opal_list_item_t super;
-    opal_mutex_t lock;
-    mca_btl_smx_module_t *module; /* the module of this peer's class: the only one reaching it */
-    int cls;
-    opal_proc_t *proc;
-    int peer_local_rank;  /* -1: a process of another job */
-    uint32_t slot_there;  /* my slot in its queue (SMX_CHUNK_ID, btl_smx_types.h) */
-    void *peer_segment; /* the peer's segment, mapped here */
-    opal_shmem_ds_t *peer_ds; /* opal_shmem's descriptor of it */
-    uint64_t queue_seen;  /* the head of the peer's queue as I last read it */
-    uint32_t queued;      /* messages I sent it through its queue */
-    struct smx_chunk_slot *stalled; /* written, waiting for room in its queue */
-    struct smx_pair_ring *out; /* my ring to the peer, in my segment; NULL: its queue */
-    uint64_t out_head;     /* next line I write (only I touch it) */
-    uint64_t out_seen;     /* the peer's 'consumed' as I last read it */
-    uint64_t out_key;      /* my ring's key (btl_smx_types.h) */
-    uint32_t out_lines;    /* its size */
-    struct smx_pair_ring *in; /* the peer's ring to me, in its segment; NULL: none yet */
-    uint64_t in_tail;      /* next line I read (only I touch it) */
-    uint64_t in_key;       /* its ring's key and size, from its offer */
-    uint32_t in_lines;
-    int chunks_out;        /* my chunks holding messages to it, not yet back (component
-                              lock; read without it as a hint) */
-    struct smx_chunk_slot *ref_first, *ref_last; /* ... of my ring's records, in order
-                                                    (component lock) */
-    opal_list_t pending;   /* fragments waiting for room, in send order */
-    opal_list_t serving;   /* the peer's double-copy gets I am feeding (btl_smx_get.c) */
-    bool active;           /* on the component's list of peers with the two above to do
-                              (the list: component lock) */
-    int pulling;           /* my double-copy gets from this peer not yet complete */
-    /* the way of its messages to me, as measured (btl_smx_choice.h; the poller's), and
-     * the word it was last told */
-    struct smx_choice choice;
-    uint32_t want_sent;
-    /* the way it wants my messages to it (its word), and how many of my next messages to
-     * it are timed whatever (a try may be under way) */
-    uint32_t want;
-    uint32_t stamp_tick, stamp_all;
-    struct smx_store store; /* how I write payloads to it: memcpy or streamed (measured) */
-    /* skew (btl_smx_skew.c): as its receiver, */
-    bool skew_late;        /* I am late to this sender (and told it so) */
-    int skew_late_gets;    /* gets in a row that waited for me */
-    uint64_t skew_idle_seen; /* while late: the component's skew_idle at its last message */
-    int skew_waited;       /* ... its messages in a row I had waited for (none there) */
-    /* pushed ahead (btl_smx_get.c): as the sender, the buffer ob1 registered for its next
-     * rendezvous to this peer, copied to it from my next btl_send on; */
-    uint64_t push_token;        /* SMX_PUSH_TOKEN | n until deregistered; 0: none */
-    bool push_armed;            /* ... not yet started */
-    struct smx_serve_t *push_serve; /* its serve (btl_smx_get.c), while armed */
-    /* as the receiver, the peer's latest push (under push_in_lock, not the peer's lock:
-     * the poller never waits for a sender's copies to that peer): */
-    opal_mutex_t push_in_lock;
-    uint64_t push_in;           /* its token; 0: none */
-    size_t push_in_size, push_in_arrived;
-    unsigned char *push_in_parked; /* its pieces that came before my get (malloc'd) */
-    void *push_in_op;           /* the get waiting for the rest of them */
-    struct mca_smsc_endpoint_t *smsc_endpoint;
-    bool described; /* printed at btl_base_verbose trace */
-};
-typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
-typedef struct mca_btl_base_endpoint_t mca_btl_smx_endpoint_t;
-OBJ_CLASS_DECLARATION(mca_btl_smx_endpoint_t);
-
 struct mca_btl_smx_component_t {
     mca_btl_base_component_3_0_0_t super;
     /* parameters (btl_smx_params.c) */
@@ -170,6 +97,8 @@ struct mca_btl_smx_component_t {
     uint32_t ring_size_rest; /* ... and of later ones (both as 'auto' says if not set) */
     int hw_threads;     /* hardware threads this job may use here; 0: unknown */
     unsigned long long l2_bytes; /* the largest L2 cache here; 0: unknown */
+    uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again
+                               (the policy sets it: btl_smx_policy.c, smx_footprint) */
     size_t skew_eager_max;  /* the eager limit to late receivers here; 0: none (skew.c) */
     uint64_t skew_late_ns;  /* btl_smx_skew_late_us */
     int skew_late_count;    /* senders I am late to */
@@ -220,7 +149,7 @@ struct mca_btl_smx_component_t {
      * printed at finalize at btl_base_verbose info. Raised with relaxed atomics. */
     struct {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
-        unsigned long long gets_double_copy; /* ... through the rings */
+        unsigned long long gets_double_copy; /* ... in pieces through chunks */
         unsigned long long pushes_ahead;     /* rendezvous copied before their get came */
         unsigned long long pushes_parked;    /* ... whose pieces came before my get */
         unsigned long long copy_switches;    /* a peer's size range changed its way */
@@ -263,202 +192,6 @@ static inline void mca_btl_smx_count(unsigned long long *counter)
     (void) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* btl_smx_params.c */
-int mca_btl_smx_params_register(void);
-bool mca_btl_smx_params_valid(void);
-
-/* What a process publishes of its segment (its btl's modex entry): the file descriptor
- * the process keeps open to it, which a process of another job opens through /proc once
- * the file is gone (-1: none); then the part in use of the descriptor a peer maps the
- * segment by (ds_size bytes: opal_shmem_sizeof_shmem_ds, the name without the rest of its
- * OPAL_PATH_MAX bytes), and its cpuset as a list, "" if unknown, NUL-terminated. About 100
- * bytes, where the whole descriptor took 4.2 KiB: every process of a node fetches every
- * other's entry at MPI_Init (N x N of them, through the PMIx server). */
-struct smx_modex {
-    int32_t fd;
-    uint32_t ds_size;
-    char data[];
-};
-
-/* btl_smx_segment.c: my segment; map every page of [addr, addr + len) now, writable or
- * for reading (not to fault them one by one during the first transfers); take the pages
- * of [offset, offset + len) of my segment from the file system and map them for writing
- * (0, or an errno: none taken). */
-int mca_btl_smx_segment_create(void);
-int mca_btl_smx_segment_publish(void);
-void mca_btl_smx_segment_destroy(void);
-void mca_btl_smx_prefault(void *addr, size_t len, bool write);
-int mca_btl_smx_reserve(uint64_t offset, uint64_t len);
-/* Say that 'bytes' could not be reserved at init (errno rc): btl/smx is not used. Bytes
- * of my segment reserved so far. */
-void mca_btl_smx_reserve_refused(uint64_t bytes, int rc);
-uint64_t mca_btl_smx_reserved_bytes(void);
-
-/* btl_smx_endpoint.c: the local rank of a peer of this job on this node other than me,
- * SMX_GUEST for a process of another job on this node, -1 if none; the endpoint of a
- * peer (local rank, or SMX_GUEST), attached on first sight, NULL if it cannot be reached;
- * the peer of another job that took slot k of my queue (NULL: none that can be
- * reached). */
-#define SMX_GUEST (-2)
-int mca_btl_smx_local_rank_of(opal_proc_t *proc);
-mca_btl_smx_endpoint_t *mca_btl_smx_endpoint_of(opal_proc_t *proc, int local_rank);
-mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k);
-
-/* btl_smx_recv.c */
-int mca_btl_smx_progress(void);
-
-/* btl_smx_module.c */
-void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what) __opal_attribute_noreturn__;
-
-/* btl_smx_send.c: the one place a message enters shared memory */
-struct smx_post {
-    void *data;                  /* where the payload goes */
-    uint32_t stamp;              /* the sender's clock, for the receiver (0: not timed) */
-    struct smx_record *rec;      /* in my pair ring to the peer, or NULL */
-    struct smx_chunk_slot *slot; /* a chunk of mine, or NULL */
-    uint32_t skip;               /* ring lines skipped to its end first */
-    uint32_t lines;              /* ring lines of the record */
-};
-/* Room for a message of 'len' payload bytes to ep (ep's lock held); false: none
- * now. Commit or abandon what it reserved. 'stream': one of many pieces, which go in
- * chunks even where a ring could hold them (more of them in flight at once). */
-bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
-                            struct smx_post *p);
-void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, size_t len,
-                             uint8_t kind, uint8_t tag);
-void mca_btl_smx_post_abandon(mca_btl_smx_endpoint_t *ep, struct smx_post *p);
-/* Write a payload of n bytes for ep into shared memory (btl_smx_store.h): from
- * SMX_STORE_MIN bytes the way btl_smx_nontemporal and ep's measurements choose, below by
- * memcpy. Anything published after it sees its bytes (a streamed copy ends with a fence). */
-void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const void *from,
-                                  size_t n);
-static inline void mca_btl_smx_copy_in(mca_btl_smx_endpoint_t *ep, void *to, const void *from,
-                                       size_t n)
-{
-    if (n < SMX_STORE_MIN || SMX_NT_NEVER == mca_btl_smx_component.nontemporal) {
-        memcpy(to, from, n);
-    } else {
-        mca_btl_smx_copy_in_measured(ep, to, from, n);
-    }
-}
-/* Chunks of mine that receivers are through with go back to use (takes the component
- * lock). */
-void mca_btl_smx_chunks_reclaim(void);
-void mca_btl_smx_chunks_fini(void);
-/* The chunks my area must always have, their pages reserved at init (after
- * mca_btl_smx_skew_init: one of each size, and as many whole fragments as a message to a
- * late receiver takes), or the whole area where btl_smx_budget_kb is set: 0, or the errno
- * of the reservation that failed (btl/smx is then not used). */
-int mca_btl_smx_chunks_start(void);
-/* The smallest chunk area that holds enough of each size of message to stream. */
-uint64_t mca_btl_smx_area_min(void);
-/* 'auto' rings: the first SMX_RINGS_LARGE a process makes are 512 KiB, later ones 128 KiB
- * (mca_btl_smx_segment_create says why). */
-#define SMX_RINGS_LARGE 4
-/* Bytes of the first n pair rings I make, headers included. */
-uint64_t mca_btl_smx_rings_bytes(int n);
-/* ep (its lock held) has pending fragments or gets to serve: on the active list. */
-void mca_btl_smx_activate(mca_btl_smx_endpoint_t *ep);
-/* A posted fragment, for progress to run its callback: onto the component's stack of
- * completed fragments with a compare-and-swap, no lock. With the component's lock here,
- * and taken by progress on every call, MPI_THREAD_MULTIPLE threads slept on that lock
- * (futex waits in mca_btl_smx_send_internal and progress, 40-70 in a run of MPICH's
- * mt_ssendrecv) whenever the scheduler took the CPU from a thread holding it: threads
- * share cores there. Progress takes the whole stack at once, so no fragment pushed can
- * be taken from between (no ABA). */
-static inline void mca_btl_smx_completed_push(mca_btl_smx_frag_t *frag)
-{
-    mca_btl_smx_frag_t *top = __atomic_load_n(&mca_btl_smx_component.completed, __ATOMIC_RELAXED);
-
-    do {
-        frag->done_next = top;
-    } while (!__atomic_compare_exchange_n(&mca_btl_smx_component.completed, &top, frag, true,
-                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-}
-/* frag is posted to ep (its lock held): its callback is due (mca_btl_smx_completed_push),
- * once its receiver has taken it where that matters (btl_smx_send.c says where). */
-void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag);
-/* Send the message waiting for the peer's queue, if any (ep's lock held); true: none
- * waits any more. */
-bool mca_btl_smx_unstall(mca_btl_smx_endpoint_t *ep);
-int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                     struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
-int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag);
-bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag);
-
-/* Post a message of header_size + payload_size bytes (the payload from the convertor; or,
- * with none, all of it at 'header') in several chunks (SMX_KIND_MULTI), all taken at once
- * or none (ep's lock held); false: no room now. */
-bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
-                            struct opal_convertor_t *convertor, size_t payload_size,
-                            mca_btl_base_tag_t tag);
-/* Payload bytes of a whole-fragment chunk; how many of them my area may carve. */
-size_t mca_btl_smx_chunk_room_max(void);
-uint64_t mca_btl_smx_frag_chunks_max(void);
-
-/* btl_smx_skew.c: a late receiver (docs/using-smx.md, "A late receiver") */
-/* The eager limit to late receivers this area allows (init, after the segment). */
-void mca_btl_smx_skew_init(void);
-/* Receiver: a get from ep starts (now: its clock, ns), or ended. */
-void mca_btl_smx_skew_get_start(mca_btl_smx_endpoint_t *ep, uint32_t stamp);
-/* Receiver: a message from ep, a sender I am late to, is handed over. */
-void mca_btl_smx_skew_heard(mca_btl_smx_endpoint_t *ep);
-
-/* btl_smx_sendi.c */
-int mca_btl_smx_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                      struct opal_convertor_t *convertor, void *header, size_t header_size,
-                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
-                      mca_btl_base_descriptor_t **descriptor);
-
-/* btl_smx_get.c / btl_smx_put.c */
-int mca_btl_smx_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                    void *local_address, uint64_t remote_address,
-                    struct mca_btl_base_registration_handle_t *local_handle,
-                    struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
-                    int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
-                    void *cbcontext, void *cbdata);
-int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                    void *local_address, uint64_t remote_address,
-                    struct mca_btl_base_registration_handle_t *local_handle,
-                    struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
-                    int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
-                    void *cbcontext, void *cbdata);
-/* Called by progress for the internal slot kinds; and to feed the gets being served. */
-void mca_btl_smx_get_request_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
-void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
-int mca_btl_smx_get_serve(mca_btl_smx_endpoint_t *ep);
-int mca_btl_smx_get_serve_locked(mca_btl_smx_endpoint_t *ep); /* ep's lock held */
-int mca_btl_smx_get_lists_init(void);
-void mca_btl_smx_get_lists_fini(void);
-/* Give back a serve item the endpoint still held (finalize). */
-void mca_btl_smx_serve_drop(opal_list_item_t *serve);
-/* The registration handle btl/smx hands ob1 (btl_register_mem), the bytes ob1 carries to
- * the peer in its rendezvous header: the push of the buffer, if any, and the smsc
- * component's own registration data where it needs one. */
-struct mca_btl_base_registration_handle_t {
-    uint64_t token; /* the push of this buffer (SMX_PUSH_TOKEN | n); 0: none */
-    uint64_t base, size;
-    uint32_t stamp; /* my clock as ob1 registered it for a rendezvous (btl_smx_policy.h) */
-    uint32_t flags; /* SMX_HANDLE_* */
-    unsigned char smsc[]; /* mca_smsc_base_registration_data_size() bytes, if it needs them */
-};
-/* No smsc registration: the reader maps the buffer (map_peer_region: the smsc component
- * can map its owner's memory, MCA_SMSC_FEATURE_CAN_MAP). */
-#define SMX_HANDLE_MAPPED 1u
-/* The handle's smsc data, for the smsc component's calls (NULL: none registered). */
-static inline void *mca_btl_smx_smsc_data(struct mca_btl_base_registration_handle_t *handle)
-{
-    return NULL != handle && 0 != mca_btl_smx_component.smsc_data_size ? handle->smsc : NULL;
-}
-struct mca_btl_base_registration_handle_t *
-mca_btl_smx_register_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                         void *base, size_t size, uint32_t flags);
-int mca_btl_smx_deregister_mem(struct mca_btl_base_module_t *btl,
-                               struct mca_btl_base_registration_handle_t *handle);
-/* Sender: ob1's rendezvous header for ep is on its way; copy the buffer it registered. */
-void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep);
-/* Finalize: what a peer pushed that no get took. */
-void mca_btl_smx_push_fini(mca_btl_smx_endpoint_t *ep);
 END_C_DECLS
 
 #endif /* MCA_BTL_SMX_H */

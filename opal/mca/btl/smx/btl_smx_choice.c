@@ -4,8 +4,8 @@
  */
 #include "btl_smx_choice.h"
 
-/* A cost clearly below another: by more than a sixteenth (an eighth hid a 10 % gap the
- * Xeon's table has; docs/design.md, "The switch"). */
+/* A cost clearly below another: by more than a sixteenth (an eighth hides gaps that
+ * matter; docs/design.md, "The switch"). */
 static bool smx_cheaper(uint64_t a, uint64_t b)
 {
     return 0 != a && 0 != b && 16 * a < 15 * b;
@@ -205,8 +205,8 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
         smx_first_try_as_below(c, r, way);
     }
     if (!in_use) {
-        /* a way that would take over on this one message is heard once more first (one
-         * lucky message off cache took a 64 KiB range to single copy on the Zen 4 VM) */
+        /* a way that would take over on this one message is heard once more first: one
+         * lucky message must not move a range (docs/design.md, "The switch") */
         struct smx_choice_range probe = *k;
         probe.cost[way] = (uint32_t) cost;
         if (smx_decide(&probe) && !(k->win_way == (uint8_t) way && 0 != k->win)) {

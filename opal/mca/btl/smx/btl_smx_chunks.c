@@ -8,7 +8,8 @@
 
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
-#include "btl_smx_policy.h"
+#include "btl_smx_pages.h"
+#include "btl_smx_types.h"
 
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
@@ -238,10 +239,9 @@ void mca_btl_smx_chunks_fini(void)
  * policy's cycle (btl_smx_policy.c: twice the largest L2, at least 1 MiB; half the L2 on a
  * crowded node), as far as the area allows. Except on a crowded node, a chunk's lines
  * have then left the receiver's L2 when it is written again (smx_chunk_ready), where the
- * writer would have to take them back one by one. A longer cycle helped messages that fill
- * little of a chunk (8 KiB ones were 1.4x faster with four L2s), but took more of the
- * shared cache from large transfers (4 MiB ones 1.2x slower); docs/design.md ("The pair
- * ring") has the timings. Instead, a ring record's payload moves on through its chunk
+ * writer would have to take them back one by one. A longer cycle takes more of the shared
+ * cache from large transfers (docs/design.md, "The pair ring", has the timings). Instead,
+ * a ring record's payload moves on through its chunk
  * from one use to the next (mca_btl_smx_post_begin), so that small ones too come back to
  * a line only after the whole cycle's bytes. */
 #define SMX_CHUNKS_CYCLE 16
@@ -251,7 +251,7 @@ static int smx_chunks_cycle(int cls)
     if (SMX_CHUNK_CLASSES - 1 != cls) {
         return SMX_CHUNKS_CYCLE;
     }
-    const uint64_t n = mca_btl_smx_policy.chunk_cycle / smx_chunk_bytes(cls);
+    const uint64_t n = mca_btl_smx_component.chunk_cycle / smx_chunk_bytes(cls);
     return n > SMX_CHUNKS_CYCLE ? (n > INT_MAX ? INT_MAX : (int) n) : SMX_CHUNKS_CYCLE;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * btl/smx chunks: my segment's chunk area, carved as first needed and reused (private to
- * btl_smx_chunks.c and btl_smx_send.c; the layout in btl_smx_types.h).
+ * btl/smx chunks: my segment's chunk area, carved as first needed and reused, and its
+ * ring area (the layout in btl_smx_types.h). btl_smx_send.c alone takes and gives back
+ * chunks; the others size the areas and reclaim what receivers are through with.
  */
 #ifndef MCA_BTL_SMX_CHUNKS_H
 #define MCA_BTL_SMX_CHUNKS_H
@@ -11,6 +12,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Chunks of mine that receivers are through with go back to use (takes the component
+ * lock). */
+void mca_btl_smx_chunks_reclaim(void);
+void mca_btl_smx_chunks_fini(void);
+/* The chunks my area must always have, their pages reserved at init (after
+ * mca_btl_smx_skew_init: one of each size, and as many whole fragments as a message to a
+ * late receiver takes), or the whole area where btl_smx_budget_kb is set: 0, or the errno
+ * of the reservation that failed (btl/smx is then not used). */
+int mca_btl_smx_chunks_start(void);
+/* The smallest chunk area that holds enough chunks of each size to keep messages flowing. */
+uint64_t mca_btl_smx_area_min(void);
+/* 'auto' rings: the first SMX_RINGS_LARGE a process makes are 512 KiB, later ones 128 KiB
+ * (mca_btl_smx_segment_create says why). */
+#define SMX_RINGS_LARGE 4
+/* Bytes of the first n pair rings I make, headers included. */
+uint64_t mca_btl_smx_rings_bytes(int n);
+/* Payload bytes of a whole-fragment chunk; how many of them my area may carve. */
+size_t mca_btl_smx_chunk_room_max(void);
+uint64_t mca_btl_smx_frag_chunks_max(void);
 
 /* Private record of one chunk of my area. */
 struct smx_chunk_slot {

@@ -47,7 +47,7 @@ static void smx_clock_pair(uint64_t *ns, uint64_t *cycles)
 
 void mca_btl_smx_clock_init(bool tsc)
 {
-    /* 2 ms: the rate within 1 % where a clock read is a system call of 28 us */
+    /* 2 ms: the rate within 1 % even where a clock read is a system call (UML) */
     const uint64_t span_ns = 2000000u;
     uint64_t ns0, c0, ns1, c1;
 

@@ -6,10 +6,8 @@
  *
  * Where the processor's time-stamp counter is invariant (x86-64, CPUID 0x80000007 EDX bit
  * 8), it is the clock: one counter for every core of the node, read without the kernel.
- * Elsewhere CLOCK_MONOTONIC. clock_gettime() costs 24 ns on the Zen 4 development VM, but
- * where the kernel has no vDSO it is a system call: 28 us in User-mode Linux, where a
- * 4 KiB ping-pong of btl/smx then took 4.0 us against stock btl/sm's 0.9
- * (docs/performance.md, "User-mode Linux"). A stamp is the counter's low 32 bits in
+ * Elsewhere CLOCK_MONOTONIC, which costs a system call where the kernel has no vDSO (as
+ * in User-mode Linux: docs/performance.md, "User-mode Linux"). A stamp is the counter's low 32 bits in
  * units of SMX_CLOCK_SHIFT ticks (more than 3 s before it wraps at 5 GHz), the same in
  * every process; each process converts only a stamp's age to ns, with the rate it
  * measured against CLOCK_MONOTONIC at start.

@@ -16,8 +16,15 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
 #include "btl_smx_clock.h"
+#include "btl_smx_get.h"
+#include "btl_smx_pages.h"
+#include "btl_smx_params.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_recv.h"
+#include "btl_smx_segment.h"
+#include "btl_smx_skew.h"
 #include "btl_smx_types.h"
 
 #include <fcntl.h>
@@ -107,7 +114,7 @@ static int smx_component_close(void)
 }
 
 /* The classes some peer of mine can fall into here; my binding kept for add_procs, and
- * the hardware threads this job may use (hw_threads, for the oversubscription rule). */
+ * the hardware threads this job may use (hw_threads: a crowded node, btl_smx_policy.c). */
 static int smx_find_classes(int present[SMX_CLASS_COUNT])
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;

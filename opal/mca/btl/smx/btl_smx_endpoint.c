@@ -14,9 +14,10 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_segment.h"
 #include "btl_smx_types.h"
-#include "btl_smx_get.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,47 +30,21 @@
 
 static void smx_endpoint_construct(mca_btl_smx_endpoint_t *ep)
 {
+    /* everything after the list item's header starts at 0, NULL or false */
+    memset((char *) ep + sizeof(ep->super), 0, sizeof(*ep) - sizeof(ep->super));
     OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->push_in_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->serving, opal_list_t);
-    ep->pulling = 0;
-    ep->want = ep->want_sent = 0;
-    ep->stamp_tick = ep->stamp_all = 0;
     smx_store_init(&ep->store);
-    ep->skew_late = false;
-    ep->skew_idle_seen = 0;
-    ep->skew_waited = ep->skew_late_gets = 0;
-    ep->push_token = ep->push_in = 0;
-    ep->push_armed = false;
-    ep->push_serve = NULL;
-    ep->push_in_size = ep->push_in_arrived = 0;
-    ep->push_in_parked = NULL;
-    ep->push_in_op = NULL;
-    ep->module = NULL;
-    ep->peer_segment = NULL;
-    ep->peer_ds = NULL;
-    ep->smsc_endpoint = NULL;
-    ep->queue_seen = 0;
-    ep->queued = 0;
-    ep->stalled = NULL;
-    ep->out = ep->in = NULL;
-    ep->out_head = ep->out_seen = ep->in_tail = 0;
-    ep->chunks_out = 0;
-    ep->ref_first = ep->ref_last = NULL;
-    ep->active = false;
-    ep->described = false;
 }
 
 static void smx_endpoint_destruct(mca_btl_smx_endpoint_t *ep)
 {
     opal_list_item_t *item;
 
-    while (NULL != (item = opal_list_remove_first(&ep->serving))) {
-        mca_btl_smx_serve_drop(item);
-    }
+    /* (its serves and pushes went at finalize: smx_peer_release, btl_smx_module.c) */
     OBJ_DESTRUCT(&ep->serving);
-    mca_btl_smx_push_fini(ep);
     /* Fragments never posted (finalize with no room at the peer): back to the pool. */
     while (NULL != (item = opal_list_remove_first(&ep->pending))) {
         mca_btl_smx_frag_release((mca_btl_smx_frag_t *) item);
@@ -342,4 +317,20 @@ mca_btl_smx_endpoint_t *mca_btl_smx_guest(uint32_t k)
         c->guests[k] = mca_btl_smx_endpoint_of(proc, SMX_GUEST);
     }
     return c->guests[k];
+}
+
+/* An error that leaves a peer waiting for ever: the upper layer's error callback ends
+ * the job (ob1's aborts it), naming the peer and what went wrong. */
+void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what)
+{
+    mca_btl_base_module_error_cb_fn_t cb = mca_btl_smx_component.error_cb;
+    char info[160];
+
+    snprintf(info, sizeof(info), "btl/smx on %s: %s from %s", opal_process_info.nodename, what,
+             OPAL_NAME_PRINT(ep->proc->proc_name));
+    if (NULL != cb) {
+        cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);
+    }
+    opal_output(0, "%s: no error handler to end the job, aborting", info);
+    abort();
 }

@@ -112,10 +112,8 @@ static inline uint32_t smx_record_lines(size_t len)
  * records), on the same terms as small ones. A line written again a few messages later is
  * still in the writer's own cache, where taking it back from the reader costs little; one
  * written again after a lap of 256 KiB is in the reader's L2 only, which is the dearest
- * place to take it from (in cache on a Zen 4, 4 KiB through 2-3 places: 0.39-0.43 us,
- * round a 512 KiB ring: 0.60; tests/bench/handoff). A larger payload is cheaper still in a
- * chunk whose lines have left both L2s (btl_smx_send.c: 4 KiB 0.48 us against 0.57 inline
- * with this lap; 3 KiB 0.44 against 0.46). */
+ * place to take it from. A larger payload is cheaper still in a chunk whose lines have
+ * left both L2s (docs/design.md, "The pair ring", has the timings). */
 #define SMX_RING_MEDIUM 60u
 #define SMX_RING_MEDIUM_LAP 160u
 
@@ -161,7 +159,7 @@ static inline bool smx_ring_fits(struct smx_pair_ring *ring, uint32_t size, uint
 
 /* Writer: is the reader through with every record before 'head'? A medium lap holds two
  * to eight records: going back to its start while the reader is still on the last ones
- * would write lines it is reading (a stream of 3 KiB messages: 0.78x); it goes on through
+ * would write lines it is reading (docs/design.md, "The pair ring"); it goes on through
  * the ring instead. */
 static inline bool smx_ring_caught_up(struct smx_pair_ring *ring, uint64_t head, uint64_t *seen)
 {
@@ -251,15 +249,10 @@ static inline __attribute__((always_inline)) void smx_prefetch(const void *first
 
 /* Reader: a payload in a chunk (SMX_KIND_REF), away from the record it polled, found by a
  * poll that was waiting for it: fetch all its lines while the upper layer matches it, if
- * it has at most SMX_PREFETCH_MAX bytes. The hardware prefetchers start on a page only
- * once the copy out has missed there. Measured on the Zen 5 development VM (2026-11-29,
- * tests/bench/run-bench, against copies of the build before in the same runs): ping-pong
- * in cache 4 KiB 1.09-1.10x, 5,000 B 1.02-1.08x (in the VM's far state 1.17-1.21x); an
- * exchange 4 KiB 1.04-1.07x, 5,000-6,000 B 0.94-1.0x. Part of a payload fetched was
- * slower than none (4 KiB with its first 1, 2 or 4 KiB fetched: 0.84-0.95x), and all of
- * 16 KiB too (0.91-0.99x); records found behind the first in one poll are a stream, which
- * the hardware prefetchers already follow (docs/performance.md, "A chunk's lines fetched
- * while ob1 matches"). */
+ * it has at most SMX_PREFETCH_MAX bytes: the hardware prefetchers start on a page only
+ * once the copy out has missed there. Part of a payload fetched, or larger ones, measured
+ * slower than none; records found behind the first in one poll are a run the prefetchers
+ * follow already (docs/performance.md, "A chunk's lines fetched while ob1 matches"). */
 #define SMX_PREFETCH_MAX 6144u
 static inline __attribute__((always_inline)) void smx_prefetch_away(const void *data, size_t bytes)
 {

@@ -12,8 +12,8 @@
  *   - a pipelined double copy through shared memory: the receiver asks the sender's BTL
  *     for the range (SMX_KIND_GET_REQ); the sender's progress copies it piece by piece
  *     into messages (SMX_KIND_GET_DATA, at most a fragment each), the receiver copies
- *     each out as it arrives. Both copies stream, and at most SMX_PIECES_IN_FLIGHT
- *     fragments per peer sit in shared memory.
+ *     each out as it arrives. The two copies overlap, and at most the policy's
+ *     pieces_max fragments per peer sit in shared memory (btl_smx_policy.c).
  * Deciding here rather than through ob1's limits is what lets the choice be per peer and
  * any size (ob1 itself only knows "above the eager limit: get"). Either way, the get's
  * time from its sender's registration to its end is measured (btl_smx_choice.h). A double
@@ -26,13 +26,18 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_get.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_push.h"
+#include "btl_smx_send.h"
+#include "btl_smx_skew.h"
+#include "btl_smx_types.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include "btl_smx_get.h"
 
 static OBJ_CLASS_INSTANCE(smx_get_op_t, opal_free_list_item_t, NULL, NULL);
 static OBJ_CLASS_INSTANCE(smx_serve_t, opal_free_list_item_t, NULL, NULL);
@@ -303,7 +308,10 @@ void mca_btl_smx_get_piece_arrived(mca_btl_smx_endpoint_t *ep, const void *paylo
     size_t chunk = len - sizeof(*piece);
 
     if (0 != (piece->op & SMX_PUSH_TOKEN)) {
-        mca_btl_smx_push_piece(ep, piece, chunk);
+        op = mca_btl_smx_push_piece(ep, piece, chunk);
+        if (NULL != op) {
+            mca_btl_smx_get_done(ep, op);
+        }
         return;
     }
     if (piece->offset > op->size || chunk > op->size - piece->offset) {

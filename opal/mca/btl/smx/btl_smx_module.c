@@ -13,9 +13,17 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
-#include "btl_smx_types.h"
+#include "btl_smx_chunks.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_get.h"
+#include "btl_smx_pages.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_push.h"
+#include "btl_smx_recv.h"
+#include "btl_smx_segment.h"
+#include "btl_smx_send.h"
+#include "btl_smx_sendi.h"
+#include "btl_smx_types.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -88,6 +96,18 @@ static int smx_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 /* The peers and the modules share state (an endpoint names its module, a queued
  * completion its endpoint, and progress serves them all): the last module's finalize
  * releases everything at once, after progress is unregistered. */
+/* Finalize: what a peer still held of gets and pushes goes, then the peer. */
+static void smx_peer_release(mca_btl_smx_endpoint_t *ep)
+{
+    opal_list_item_t *item;
+
+    while (NULL != (item = opal_list_remove_first(&ep->serving))) {
+        mca_btl_smx_serve_drop(item);
+    }
+    mca_btl_smx_push_fini(ep);
+    OBJ_RELEASE(ep);
+}
+
 static int smx_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -122,7 +142,7 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_smx_chunks_fini(); /* the endpoints hold some */
     for (int p = 0; NULL != c->peers && p < c->num_peers; ++p) {
         if (NULL != c->peers[p]) {
-            OBJ_RELEASE(c->peers[p]);
+            smx_peer_release(c->peers[p]);
             c->peers[p] = NULL;
         }
     }
@@ -231,20 +251,24 @@ static int smx_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* An error that leaves a peer waiting for ever: the upper layer's error callback ends
- * the job (ob1's aborts it), naming the peer and what went wrong. */
-void mca_btl_smx_fatal(mca_btl_smx_endpoint_t *ep, const char *what)
+/* btl_send: post the fragment; ob1's rendezvous header after a registration that names a
+ * push starts the push (btl_smx_push.c), served now: this process has nothing else to
+ * do. */
+static int smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                    struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
 {
-    mca_btl_base_module_error_cb_fn_t cb = mca_btl_smx_component.error_cb;
-    char info[160];
+    mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) descriptor;
 
-    snprintf(info, sizeof(info), "btl/smx on %s: %s from %s", opal_process_info.nodename, what,
-             OPAL_NAME_PRINT(ep->proc->proc_name));
-    if (NULL != cb) {
-        cb(&ep->module->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);
+    (void) btl;
+    frag->tag = tag;
+    frag->endpoint = endpoint;
+    /* The callback (if any) always comes from progress. */
+    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
+    int rc = mca_btl_smx_send_internal(frag);
+    if (OPAL_UNLIKELY(endpoint->push_armed) && mca_btl_smx_push_start(endpoint)) {
+        (void) mca_btl_smx_get_serve(endpoint);
     }
-    opal_output(0, "%s: no error handler to end the job, aborting", info);
-    abort();
+    return rc;
 }
 
 mca_btl_base_module_t mca_btl_smx_module_template = {
@@ -255,7 +279,7 @@ mca_btl_base_module_t mca_btl_smx_module_template = {
     .btl_alloc = smx_alloc,
     .btl_free = smx_free,
     .btl_prepare_src = smx_prepare_src,
-    .btl_send = mca_btl_smx_send,
+    .btl_send = smx_send,
     .btl_sendi = mca_btl_smx_sendi,
     .btl_get = mca_btl_smx_get,
     .btl_put = NULL, /* set at init where an smsc component is selected */

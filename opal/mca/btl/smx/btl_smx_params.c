@@ -15,6 +15,8 @@
 #include "opal/util/show_help.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
+#include "btl_smx_params.h"
 #include "btl_smx_types.h"
 
 #include <ctype.h>

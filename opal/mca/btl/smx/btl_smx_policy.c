@@ -9,7 +9,9 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "btl_smx.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_send.h"
 #include "btl_smx_types.h"
 
 #include <inttypes.h>
@@ -28,8 +30,18 @@ static bool smx_crowded(void)
     return c->hw_threads > 0 && c->num_local > c->hw_threads;
 }
 
-/* What a process keeps in shared memory for its large messages (btl_smx_get.c;
- * btl_smx_chunks.c, smx_chunks_cycle).
+/* A crowded node whose chunk areas are too small for an exchange: a single copy can be
+ * made here, and my area holds fewer whole fragments than I have peers. */
+static bool smx_cramped(void)
+{
+    const mca_btl_smx_component_t *c = &mca_btl_smx_component;
+
+    return NULL != mca_smsc && !c->smsc_forbidden
+           && c->area_max / (uint64_t) c->frag_size < (uint64_t) (c->num_local - 1);
+}
+
+/* What a process keeps in shared memory for its large messages (pieces_max: btl_smx_get.c;
+ * the component's chunk_cycle: btl_smx_chunks.c, smx_chunks_cycle).
  * - A peer's get pieces of mine in flight: 32 fragments' worth (as in the rings of 32
  *   slots the design began with), so that a receiver running beside me never waits.
  * - Whole-fragment chunks written before one is written again: twice the largest L2, at
@@ -51,14 +63,15 @@ static void smx_footprint(struct smx_policy *p)
 
     if (!smx_crowded()) {
         p->pieces_max = SMX_PIECES_MAX;
-        p->chunk_cycle = 2 * l2 < SMX_CHUNK_CYCLE_MIN ? SMX_CHUNK_CYCLE_MIN : 2 * l2;
+        mca_btl_smx_component.chunk_cycle = 2 * l2 < SMX_CHUNK_CYCLE_MIN ? SMX_CHUNK_CYCLE_MIN
+                                                                        : 2 * l2;
         return;
     }
     const unsigned long long n = l2 / 4 / (unsigned long long) c->frag_size;
     p->pieces_max = n < SMX_PIECES_MAX_CROWDED_MIN ? SMX_PIECES_MAX_CROWDED_MIN
                     : n > SMX_PIECES_MAX           ? SMX_PIECES_MAX
                                                    : (int) n;
-    p->chunk_cycle = l2 / 2;
+    mca_btl_smx_component.chunk_cycle = l2 / 2;
 }
 
 /* Classes whose two cores share a cache copy through it either way: they start eagerly up
@@ -85,12 +98,19 @@ static void smx_policy_build(void)
     p->late_limit = 0 != c->skew_eager_max ? c->skew_eager_max : p->eager_most;
     /* On a crowded node a rendezvous holds its sender until the receiver is scheduled in,
      * and a try of one waits for the scheduler: there every message up to a fragment goes
-     * eagerly and only the copy of larger ones is measured (docs/design.md, "The switch"). */
+     * eagerly and only the copy of larger ones is measured, unless my chunk area cannot
+     * hold a fragment for every peer; then an exchange's eager messages wait for chunks
+     * and go, as btl/sm's do, by single copy from SMX_CHOICE_MIN (docs/design.md, "The
+     * switch"). */
     const bool crowded = smx_crowded();
+    const bool cramped = crowded && smx_cramped();
     for (int cls = 0; cls < SMX_CLASS_COUNT; ++cls) {
         p->eager_pin[cls] = SMX_MEASURED != c->eager_limit[cls] ? (size_t) c->eager_limit[cls]
+                            : cramped ? SMX_CHOICE_MIN
                             : crowded ? p->eager_most : 0;
-        p->single_pin[cls] = c->single_copy_min[cls];
+        p->single_pin[cls] = SMX_MEASURED == c->single_copy_min[cls] && cramped
+                                 ? SMX_CHOICE_MIN
+                                 : c->single_copy_min[cls];
     }
     smx_footprint(p);
     p->built = true;
@@ -234,12 +254,12 @@ void mca_btl_smx_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_way 
     }
 }
 
-void mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
+bool mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len)
 {
     uint32_t word;
 
     if (len != sizeof(word)) {
-        mca_btl_smx_fatal(ep, "a malformed word");
+        return false;
     }
     memcpy(&word, payload, sizeof(word));
     if (0 != (word & SMX_CHOICE_LATE) && SMX_SKEW_ON != mca_btl_smx_component.skew) {
@@ -247,6 +267,7 @@ void mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, siz
     }
     ep->want = word;
     ep->stamp_all = 8; /* a try is on its way: time my next messages to it */
+    return true;
 }
 
 /*
@@ -273,7 +294,7 @@ void mca_btl_smx_policy_publish(void)
         return;
     }
     n = (size_t) snprintf(text, size, "crowded=%d pieces_in_flight=%d chunk_cycle=%llu",
-                          smx_crowded(), p->pieces_max, (unsigned long long) p->chunk_cycle);
+                          smx_crowded(), p->pieces_max, (unsigned long long) c->chunk_cycle);
     snprintf(a, sizeof(a), "%zu", c->skew_eager_max);
     n += (size_t) snprintf(text + n, size - n, " skew=%s skew_late_us=%d skew_eager_limit=%s",
                            SMX_SKEW_OFF == c->skew ? "off"

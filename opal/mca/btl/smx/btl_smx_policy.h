@@ -27,7 +27,6 @@ struct smx_policy {
     size_t eager_most;      /* the largest eager message (a fragment) */
     size_t late_limit;      /* ... to a late receiver (btl_smx_skew.c); eager_most if none */
     int pieces_max;         /* a peer's get pieces of mine in shared memory at a time */
-    uint64_t chunk_cycle;   /* bytes of whole-fragment chunks written before one is again */
 };
 
 extern struct smx_policy mca_btl_smx_policy;
@@ -40,8 +39,8 @@ void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep);
  * it at btl_base_verbose info when it changed). */
 void mca_btl_smx_policy_publish(void);
 
-/* Sender: a message to ep is at hand: time it? A clock read costs 55-70 ns in the
- * development VMs, a tenth of a 4 KiB message in cache: eager messages one in 16, and
+/* Sender: a message to ep is at hand: time it? A clock read can cost a tenth of a 4 KiB
+ * message in cache (docs/design.md, "The switch"): eager messages one in 16, and
  * every one for a while after the receiver's word changed (a try is under way); every
  * rendezvous (the receiver also learns from it how long the message waited for it:
  * btl_smx_skew.c). 0: not timed. */
@@ -109,8 +108,8 @@ void mca_btl_smx_measured(mca_btl_smx_endpoint_t *ep, size_t size, enum smx_way 
                           uint32_t stamp);
 /* Receiver: tell ep my word now, if it is not the one it has (skew too: btl_smx_skew.c). */
 void mca_btl_smx_want_say(mca_btl_smx_endpoint_t *ep);
-/* Sender: ep's word (SMX_KIND_WANT). */
-void mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
+/* Sender: ep's word (SMX_KIND_WANT); false: malformed. */
+bool mca_btl_smx_want_heard(mca_btl_smx_endpoint_t *ep, const void *payload, size_t len);
 
 END_C_DECLS
 

@@ -20,8 +20,10 @@
 #include "opal/mca/smsc/smsc.h"
 
 #include "btl_smx.h"
-#include "btl_smx_get.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_push.h"
+#include "btl_smx_send.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -38,10 +40,11 @@ static void smx_push_in_begin(mca_btl_smx_endpoint_t *ep, uint64_t token, size_t
     ep->push_in_arrived = 0;
 }
 
-/* Receiver side: a piece of a peer's push: into the get waiting for it, else kept until
- * the get comes. Pieces come in order: what is kept is a prefix. */
-void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_piece *piece,
-                            size_t chunk)
+/* Receiver side: a piece of a peer's push: into the get waiting for it (returned once
+ * complete), else kept until the get comes. Pieces come in order: what is kept is a
+ * prefix. */
+smx_get_op_t *mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep,
+                                     const struct smx_get_piece *piece, size_t chunk)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
     const uint64_t total = piece->total, offset = piece->offset;
@@ -83,9 +86,7 @@ void mca_btl_smx_push_piece(mca_btl_smx_endpoint_t *ep, const struct smx_get_pie
     }
     ep->push_in_arrived += chunk;
     OPAL_THREAD_UNLOCK(&ep->push_in_lock);
-    if (NULL != done) {
-        mca_btl_smx_get_done(ep, done);
-    }
+    return done;
 }
 
 /* Receiver side, in btl_get: the range of a push (with an op filled in and counted).
@@ -247,14 +248,14 @@ int mca_btl_smx_deregister_mem(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep)
+bool mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
 
     OPAL_THREAD_LOCK(&ep->lock);
     if (!ep->push_armed) {
         OPAL_THREAD_UNLOCK(&ep->lock);
-        return;
+        return false;
     }
     ep->push_armed = false;
     opal_list_append(&ep->serving, &ep->push_serve->super.super);
@@ -262,7 +263,7 @@ void mca_btl_smx_push_start(mca_btl_smx_endpoint_t *ep)
     mca_btl_smx_activate(ep);
     mca_btl_smx_count(&c->stats.pushes_ahead);
     OPAL_THREAD_UNLOCK(&ep->lock);
-    (void) mca_btl_smx_get_serve(ep); /* now: this process has nothing else to do */
+    return true;
 }
 
 void mca_btl_smx_push_fini(mca_btl_smx_endpoint_t *ep)

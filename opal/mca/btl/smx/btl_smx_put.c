@@ -8,6 +8,7 @@
 #include "opal/mca/smsc/smsc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_get.h"
 
 int mca_btl_smx_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                     void *local_address, uint64_t remote_address,

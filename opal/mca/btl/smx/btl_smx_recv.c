@@ -9,9 +9,14 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_endpoint.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_get.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_recv.h"
+#include "btl_smx_send.h"
+#include "btl_smx_skew.h"
+#include "btl_smx_types.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -110,7 +115,9 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
         mca_btl_smx_get_piece_arrived(ep, payload, len);
         break;
     case SMX_KIND_WANT:
-        mca_btl_smx_want_heard(ep, payload, len);
+        if (!mca_btl_smx_want_heard(ep, payload, len)) {
+            mca_btl_smx_fatal(ep, "a malformed word");
+        }
         break;
     default: /* SMX_KIND_SKIP: nothing */
         break;

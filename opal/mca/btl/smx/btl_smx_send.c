@@ -30,7 +30,8 @@
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
 #include "btl_smx_fifo.h"
-#include "btl_smx_policy.h"
+#include "btl_smx_send.h"
+#include "btl_smx_types.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -201,7 +202,7 @@ static void smx_ring_ref_add(mca_btl_smx_endpoint_t *ep, struct smx_chunk_slot *
     ep->ref_last = s;
 }
 
-bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
+bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool piece,
                             struct smx_post *p)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
@@ -227,7 +228,7 @@ bool mca_btl_smx_post_begin(mca_btl_smx_endpoint_t *ep, size_t len, bool stream,
     /* A record may take what smx_ring_carries allows; a larger message goes in a chunk,
      * whose lines come back far later than a ring's (smx_chunk_ready). */
     uint32_t lines = smx_record_lines(len);
-    const bool inline_data = !stream && smx_ring_carries(ep->out_lines, lines);
+    const bool inline_data = !piece && smx_ring_carries(ep->out_lines, lines);
     lines = inline_data ? smx_record_span(lines) : smx_record_lines(sizeof(struct smx_chunk_ref));
     if (!smx_ring_room(ep->out, ep->out_lines, ep->out_head, &ep->out_seen, lines, &p->skip)) {
         return false;
@@ -329,7 +330,6 @@ void mca_btl_smx_post_commit(mca_btl_smx_endpoint_t *ep, struct smx_post *p, siz
     smx_post_commit(ep, p, len, kind, tag, NULL);
 }
 
-
 bool mca_btl_smx_post_multi(mca_btl_smx_endpoint_t *ep, const void *header, size_t header_size,
                             struct opal_convertor_t *convertor, size_t payload_size,
                             mca_btl_base_tag_t tag)
@@ -430,31 +430,12 @@ void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const vo
                                   size_t n)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    const unsigned did = smx_store_copy(&ep->store, SMX_NT_ALWAYS == c->nontemporal, to, from, n);
 
-    if (!smx_store_can_stream()) {
-        memcpy(to, from, n);
-        return;
-    }
-    if (SMX_NT_ALWAYS == c->nontemporal) {
-        smx_store_stream(to, from, n);
+    if (0 != (did & SMX_STORE_STREAMED)) {
         mca_btl_smx_count(&c->stats.streamed_copies);
-        return;
     }
-    bool timed = false;
-    /* below SMX_STORE_TIME_MIN: the way larger copies to this peer chose, untimed */
-    const enum smx_store_way way = n < SMX_STORE_TIME_MIN
-                                       ? (enum smx_store_way) ep->store.way
-                                       : smx_store_next(&ep->store, &timed);
-    /* in cycles: with clock_gettime() in what it timed, a streamed 4 KiB copy did not look
-     * three times cheaper than a memcpy in the far state of the development VM */
-    const uint64_t start = timed ? mca_btl_smx_cycles() : 0;
-    if (SMX_STORE_STREAM == way) {
-        smx_store_stream(to, from, n);
-        mca_btl_smx_count(&c->stats.streamed_copies);
-    } else {
-        memcpy(to, from, n);
-    }
-    if (timed && smx_store_measured(&ep->store, way, n, mca_btl_smx_cycles() - start)) {
+    if (0 != (did & SMX_STORE_SWITCHED)) {
         mca_btl_smx_count(&c->stats.store_switches);
         opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                             "btl:smx: %s: payloads to %s now go %s (a memcpy of 1 KiB costs "
@@ -500,14 +481,10 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
  * has passed it), as btl/sm's fragments complete when their receiver hands them back;
  * elsewhere at once. ob1 completes a synchronous send, and the rendezvous of a large
  * one, at the later of two events: its header's fragment completing here, and the
- * receiver's ACK. Completed at once, the header left the ACK last, and MPICH's
- * mt_ssendrecv (4 threads a rank, each rank bound to one core) took 2.4-8.6 times as
- * long as on stock btl/sm: far more sending threads went to sleep on their request and
- * had to be woken (185-189 wake-ups of a sleeping thread a run; 5-18 now), and on a core
- * shared by its rank's threads a wake-up costs about a time slice (the woken thread
- * preempts the one that woke it inside ompi's WAIT_SYNC_SIGNAL and then spins in
- * WAIT_SYNC_RELEASE until that one runs again). docs/design.md, "Threads: synchronous
- * sends", has the runs. What it costs: such a callback comes a progress call later or
+ * receiver's ACK. Completed at once, the header left the ACK last: far more sending
+ * threads slept on their request and had to be woken, and on a core its rank's threads
+ * share a wake-up costs about a time slice (docs/design.md, "Threads: synchronous sends",
+ * has why and the runs). What it costs: such a callback comes a progress call later or
  * so; an eager message that had to wait for room completes once taken rather than once
  * written, and only under threads. */
 void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag)
@@ -534,23 +511,4 @@ int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag)
     }
     OPAL_THREAD_UNLOCK(&ep->lock);
     return OPAL_SUCCESS;
-}
-
-int mca_btl_smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                     struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
-{
-    mca_btl_smx_frag_t *frag = (mca_btl_smx_frag_t *) descriptor;
-
-    (void) btl;
-    frag->tag = tag;
-    frag->endpoint = endpoint;
-    /* The callback (if any) always comes from progress. */
-    frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
-    int rc = mca_btl_smx_send_internal(frag);
-    /* ob1's rendezvous header after a registration that names a push: the push begins
-     * (btl_smx_get.c, "pushed ahead") */
-    if (OPAL_UNLIKELY(endpoint->push_armed)) {
-        mca_btl_smx_push_start(endpoint);
-    }
-    return rc;
 }

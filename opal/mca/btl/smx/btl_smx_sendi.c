@@ -16,6 +16,8 @@
 #include "btl_smx.h"
 #include "btl_smx_fifo.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_send.h"
+#include "btl_smx_sendi.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -34,7 +34,9 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_chunks.h"
 #include "btl_smx_policy.h"
+#include "btl_smx_skew.h"
 #include "btl_smx_types.h"
 
 #include <stdio.h>

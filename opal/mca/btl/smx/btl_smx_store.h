@@ -17,8 +17,7 @@
  * (it writes lines no reader has just taken), so a return to memcpy that lasts fewer than
  * SMX_STORE_SHORT_HOLD copies doubles the interval between memcpy samples, up to
  * SMX_STORE_PROBE_MAX. The measurements behind these rules: docs/performance.md, "Where
- * the lines come from, and non-temporal stores on far cores" (a 4 KiB ping-pong that
- * switched seven times in one run before the hold: 1.70 us against 1.34).
+ * the lines come from, and non-temporal stores on far cores".
  */
 #ifndef MCA_BTL_SMX_STORE_H
 #define MCA_BTL_SMX_STORE_H
@@ -91,5 +90,12 @@ static inline bool smx_store_can_stream(void)
  * head and tail by memcpy), then a store fence, so that a release store after it
  * publishes them. Where this build cannot stream: memcpy. */
 void smx_store_stream(void *to, const void *from, size_t n);
+
+/* Copy n bytes (from SMX_STORE_MIN) into shared memory for the peer whose costs s holds:
+ * with non-temporal stores if 'always', else the way s chooses, timing the copies it
+ * samples. What it did: */
+#define SMX_STORE_STREAMED 1u /* wrote with non-temporal stores */
+#define SMX_STORE_SWITCHED 2u /* its time changed the way in use */
+unsigned smx_store_copy(struct smx_store *s, bool always, void *to, const void *from, size_t n);
 
 #endif /* MCA_BTL_SMX_STORE_H */
