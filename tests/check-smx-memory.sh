@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The memory btl/smx takes, on the host: the size of its pair rings (auto and set), how
 # many it makes, a burst held within the fragment cap, a ring's and the chunk area's pages
-# written at once, and the footprint of large messages on a crowded node.
+# written at once, the footprint of large messages on a crowded node, and its limits where
+# its chunk areas are too small (single copy from 4 KiB).
 # (The other btl/smx checks: tests/check-smx-*.sh.)
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
@@ -170,5 +171,39 @@ elif [ "${l2:-0}" -gt 0 ] 2>/dev/null; then
 			"32/$want_cycle2)"
 else
 	fail "no L2 size in /sys/devices/system/cpu/cpu*/cache for the footprint check"
+fi
+# A crowded node whose chunk areas cannot hold a whole fragment for every peer
+#  (btl_smx_policy.c, smx_cramped): from 4 KiB by single copy, as btl/sm; with room
+#  (the crowded job above), or without a single copy, eagerly up to a fragment
+cramped_limits() {
+	echo "$(policy "$1" '[^=]*\.eager_limit' | sort -u | paste -sd,)/$(policy "$1" \
+		'[^=]*\.single_copy_min' | sort -u | paste -sd,)"
+}
+many=$((threads * 6 > 12 ? threads * 6 : 12))
+cramped=$(mpirun -np "$many" --oversubscribe --bind-to none $(smx_root_args) \
+	$(smx_config_args smx-tight) --mca btl_base_verbose info "$build/tests/mpi/anysource" 2>&1 |
+	tr -d '\000' || true)
+cramped_nosc=$(mpirun -np "$many" --oversubscribe --bind-to none $(smx_root_args) \
+	$(smx_config_args smx-nosc) --mca btl_smx_budget_kb 273 --mca btl_base_verbose info \
+	"$build/tests/mpi/anysource" 2>&1 | tr -d '\000' || true)
+# single copy where cma may be used here (the kernel may forbid it: then none is cramped);
+# the crowded job's default area (16 MiB shared) is cramped too on a machine of many threads
+sc=$(policy "$cramped" 'peer[0-9]*\.smsc' | sort -u | paste -sd,)
+want_cramped=$([ "$sc" = 1 ] && echo 4096/4096 || echo 34816/auto)
+want_crowd=$([ "$sc" = 1 ] && [ $((16777216 / over / 34816)) -lt $((over - 1)) ] &&
+	echo 4096/4096 || echo 34816/auto)
+if ! grep -q "^anysource: PASS" <<<"$cramped" || ! grep -q "^anysource: PASS" <<<"$cramped_nosc"; then
+	fail "cramped node: the jobs failed: $cramped $cramped_nosc"
+elif [ "$(cramped_limits "$cramped")" = "$want_cramped" ] &&
+	[ "$(cramped_limits "$crowd")" = "$want_crowd" ] &&
+	[ "$(cramped_limits "$cramped_nosc")" = "34816/auto" ]; then
+	echo "ok: a crowded node's limits (eager/single copy from): $many processes in a 273 KiB" \
+		"area $(cramped_limits "$cramped"), without single copy $(cramped_limits "$cramped_nosc")," \
+		"$over processes in the default area $(cramped_limits "$crowd")"
+else
+	fail "crowded node's limits (eager/single copy from): $many processes in a 273 KiB area" \
+		"'$(cramped_limits "$cramped")' (want $want_cramped), without single copy" \
+		"'$(cramped_limits "$cramped_nosc")' (want 34816/auto), $over processes in the default" \
+		"area '$(cramped_limits "$crowd")' (want $want_crowd)"
 fi
 exit $status
