@@ -3,10 +3,9 @@
 # Options are passed to contrib/setup.sh (e.g. --with-ompi=DIR).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
 start=$SECONDS
-"$top/contrib/setup.sh" "$@"
-. "$top/contrib/env.sh"
+"$(dirname "$0")/setup.sh" "$@"
+. "$(dirname "$0")/env.sh" # SMX_TOP (this checkout), SMX_BUILD, ...
 durations() { # each test's time, longest first (tests/timed.sh ends its log with it)
 	echo "== time per test (s) =="
 	find "$SMX_BUILD/tests" -name '*.log' ! -name test-suite.log -exec grep -h '^timed: ' {} + |
@@ -26,5 +25,5 @@ if ! make -C "$SMX_BUILD" -j1 check; then
 	echo "contrib/check.sh: FAILED after $((SECONDS - start)) s" >&2
 	exit 1
 fi
-durations # where the time went (CI's budget is 30 minutes warm)
+durations # where the time went (how long a run takes: docs/testing.md)
 echo "contrib/check.sh: all tests passed in $((SECONDS - start)) s"

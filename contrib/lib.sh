@@ -219,10 +219,10 @@ smx_mpi4py_stamp() { echo "mpi4py $SMX_MPI4PY_VERSION built with $(smx_ompi_mpic
 # test's outcome in OUT (tests/mpi4py/record.py), as words (no path has a space): an
 # argument list on the host (tests/check-mpi4py.sh), a line of the guest's script
 # (tests/check-mpi-vm.sh). Further words go to the suite (main.py's -e, -i).
-smx_mpi4py_record_cmd() { # TOP OUT [WORD...]
-	local top=$1 out=$2
-	shift 2
-	echo "$SMX_MPI4PY_DIR/venv/bin/python $top/tests/mpi4py/record.py" \
+smx_mpi4py_record_cmd() { # OUT [WORD...]
+	local out=$1
+	shift
+	echo "$SMX_MPI4PY_DIR/venv/bin/python $SMX_TOP/tests/mpi4py/record.py" \
 		"$SMX_MPI4PY_DIR/src/mpi4py-$SMX_MPI4PY_VERSION/test $out -q $*"
 }
 

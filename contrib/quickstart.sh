@@ -11,11 +11,10 @@
 # Options are passed to contrib/setup.sh (e.g. --with-ompi=DIR).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/contrib/setup.sh" "$@"
-. "$top/contrib/env.sh"
-. "$top/contrib/lib.sh"
-cd "$top"
+"$(dirname "$0")/setup.sh" "$@"
+. "$(dirname "$0")/env.sh" # SMX_TOP (this checkout), SMX_BUILD, ...
+. "$SMX_TOP/contrib/lib.sh"
+cd "$SMX_TOP"
 
 # Debian's MPICH (installed by setup) as one more column: the benchmark built with its own
 # mpicc, launched by its own mpirun (hydra).
@@ -35,7 +34,7 @@ fi
 # benchmark built by that MPICH's mpicc (Intel MPI runs MPICH-ABI programs), Open MPI
 # 5.0.11 its own build, on its btl/sm.
 others=()
-launch=$top/tests/bench/pympi-launch
+launch=$SMX_TOP/tests/bench/pympi-launch
 if [ -z "$(smx_pympi_problem mpich)" ]; then
 	abi_bench=$SMX_BUILD/tests/bench/smx_bench.pypi-mpich
 	"$(smx_pympi_venv mpich)/bin/mpicc" -O2 -Wall -Wextra -Wno-stringop-overflow \

@@ -12,7 +12,7 @@ trap 'rm -f "$csv"' EXIT
 for mode in pingpong alltoall bw bw-hot; do
 	hot=()
 	[ "$mode" = bw-hot ] && hot=(--off-cache 0)
-	"$top/tests/bench/run-bench" --np 2 --mode "${mode%-hot}" "${hot[@]}" --reps 2 --samples 2 \
+	"$SMX_TOP/tests/bench/run-bench" --np 2 --mode "${mode%-hot}" "${hot[@]}" --reps 2 --samples 2 \
 		--sizes 0,4K,1M --preset sm-cma --preset sm-nosc --csv "$csv"
 	# 3 sizes x 2 configurations of medians, each with a finite ratio.
 	medians=$(awk -F, '$1 == "median" && $9 != "nan" && $7 > 0' "$csv" | wc -l)
@@ -25,7 +25,7 @@ done
 # Process skew (a consumer computing before each receive): the producer's and the
 # consumer's window times, each configuration a median at each size with a ratio.
 for mode in skew skew-consumer; do
-	"$top/tests/bench/run-bench" --np 2 --mode "$mode" --window 8 --delay-us 20 --reps 2 \
+	"$SMX_TOP/tests/bench/run-bench" --np 2 --mode "$mode" --window 8 --delay-us 20 --reps 2 \
 		--samples 2 --sizes 0,4K,64K --preset sm-cma --preset sm-nosc --csv "$csv"
 	medians=$(awk -F, '$1 == "median" && $9 != "nan" && $7 > 0' "$csv" | wc -l)
 	if [ "$medians" != 6 ]; then
@@ -38,7 +38,7 @@ done
 # by tests/bench/pympi-launch with its own launcher, beside stock sm in one run; every one
 # must give a median at every size. MPICH 5 and Intel MPI run the benchmark built by that
 # MPICH's mpicc, Open MPI 5.0.11 its own build.
-. "$top/contrib/lib.sh"
+. "$SMX_TOP/contrib/lib.sh"
 work=$(mktemp -d)
 trap 'rm -f "$csv"; rm -rf "$work"' EXIT
 others=()
@@ -47,15 +47,15 @@ for name in mpich impi ompi; do
 	[ -z "$problem" ] || { echo "FAIL: $problem"; exit 1; }
 done
 "$(smx_pympi_venv mpich)/bin/mpicc" -O2 -Wno-stringop-overflow -o "$work/abi" \
-	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
+	"$SMX_TOP/tests/bench/smx_bench.c" "$SMX_TOP/tests/bench/bench_util.c" "$SMX_TOP/opal/mca/btl/smx/btl_smx_store.c"
 "$(smx_pympi_venv ompi)/bin/mpicc" -O2 -o "$work/ompi" \
-	"$top/tests/bench/smx_bench.c" "$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
-launch=$top/tests/bench/pympi-launch
+	"$SMX_TOP/tests/bench/smx_bench.c" "$SMX_TOP/tests/bench/bench_util.c" "$SMX_TOP/opal/mca/btl/smx/btl_smx_store.c"
+launch=$SMX_TOP/tests/bench/pympi-launch
 others=(--config mpich= --launcher "mpich=$launch mpich" --binary "mpich=$work/abi"
 	--config impi= --launcher "impi=$launch impi" --binary "impi=$work/abi"
 	--config "ompi=--mca pml ob1 --mca btl sm,self" --launcher "ompi=$launch ompi"
 	--binary "ompi=$work/ompi")
-"$top/tests/bench/run-bench" --np 2 --mode pingpong --reps 1 --samples 2 --sizes 0,4K,1M \
+"$SMX_TOP/tests/bench/run-bench" --np 2 --mode pingpong --reps 1 --samples 2 --sizes 0,4K,1M \
 	--preset sm-cma "${others[@]}" --csv "$csv"
 for label in mpich impi ompi; do
 	medians=$(awk -F, -v l="$label" '$1 == "median" && $2 == l && $7 > 0' "$csv" | wc -l)
@@ -69,8 +69,8 @@ done
 
 # The handoff limit (tests/bench/handoff, no MPI): every method gives a time at every size,
 # and the bytes each message brought are checked (it exits 1 naming a wrong byte).
-"${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$work/handoff" "$top/tests/bench/handoff.c" \
-	"$top/tests/bench/bench_util.c" "$top/opal/mca/btl/smx/btl_smx_store.c"
+"${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$work/handoff" "$SMX_TOP/tests/bench/handoff.c" \
+	"$SMX_TOP/tests/bench/bench_util.c" "$SMX_TOP/opal/mca/btl/smx/btl_smx_store.c"
 if out=$("$work/handoff" --reps 1 --sizes 0,1000,5000,64K --off-cache 64 \
 	--methods memcpy,memcpy+p+r4M,nt+p,movsb+ring,vec32+t+r4M); then
 	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ { n = 0; for (i = 2; i <= NF; i++) n += ($i + 0 > 0); if (n == 5) r++ } END { print r + 0 }' <<<"$out")
@@ -91,8 +91,8 @@ fi
 # mt_ssendrecv, and windows of MPI_Issend); every message's stamps checked (it exits 1
 # naming a wrong one), a rate at each size.
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -pthread -o "$work/threads" \
-	"$top/tests/bench/smx_threads.c" "$top/tests/bench/bench_util.c"
-. "$top/tests/configurations.sh"
+	"$SMX_TOP/tests/bench/smx_threads.c" "$SMX_TOP/tests/bench/bench_util.c"
+. "$SMX_TOP/tests/configurations.sh"
 for conf in smx-cma sm-cma; do
 	if out=$(mpirun -np 4 --oversubscribe --bind-to none $(smx_root_args) \
 		$(smx_config_args "$conf") "$work/threads" --threads 3 --samples 2 \

@@ -3,5 +3,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-cd "$top/tests/bench"
+cd "$SMX_TOP/tests/bench"
 exec python3 -m unittest -v test_run_bench

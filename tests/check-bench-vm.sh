@@ -10,14 +10,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
+build=${SMX_BUILD:-$SMX_TOP/build}
 csv=$build/bench-vm.csv
 log=$build/bench-vm.stderr
 rm -f "$csv" "$log"
-. "$top/tests/configurations.sh"
+. "$SMX_TOP/tests/configurations.sh"
 single8k=$(smx_config_args smx-knemlike-single8k)
-cd "$top"
-"$top/tests/vm/run-in-vm" bash -c "
+cd "$SMX_TOP"
+"$SMX_TOP/tests/vm/run-in-vm" bash -c "
 	used() { echo \$((\$(cat /sys/class/misc/knemlike/stats/copies) + \$(cat /sys/class/misc/knemlike/stats/attach_faults) + \$(cat /sys/class/misc/knemlike/stats/export_faults))); }
 	before=\$(used)
 	tests/bench/run-bench --np 2 --mode pingpong --reps 2 --samples 2 --sizes 0,64K,1M \

@@ -29,7 +29,7 @@
 # Needs root. SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/tests/trixie-chroot.sh"
+. "$SMX_TOP/tests/trixie-chroot.sh"
 trixie_chroot_make
 root=$TRIXIE_ROOT
 
@@ -76,18 +76,18 @@ files=$(in_chroot 'dpkg-deb -c /tmp/debs/knemlike-dev_0.1.0_all.deb' | awk '{ pr
 # copied alone into a directory (as into an Open MPI tree), with a header beside it or not.
 echo "== smsc/knemlike's configure check, no header installed"
 abi=$(sed -n 's/^#define KNEMLIKE_ABI_VERSION[[:space:]]*\([0-9][0-9]*\).*/\1/p' \
-	"$top/kmod/include/uapi/linux/knemlike.h")
+	"$SMX_TOP/kmod/include/uapi/linux/knemlike.h")
 [ -n "$abi" ] || { echo "FAIL: no KNEMLIKE_ABI_VERSION in the uapi header"; exit 1; }
 other=$((abi + 1))
 kc=$root/tmp/kc
 mkdir -p "$kc/empty" "$kc/other/linux" "$kc/alone/opal/mca/smsc/knemlike" \
 	"$kc/beside/opal/mca/smsc/knemlike"
 sed "s/^#define KNEMLIKE_ABI_VERSION[[:space:]]*$abi\b/#define KNEMLIKE_ABI_VERSION $other/" \
-	"$top/kmod/include/uapi/linux/knemlike.h" >"$kc/other/linux/knemlike.h"
+	"$SMX_TOP/kmod/include/uapi/linux/knemlike.h" >"$kc/other/linux/knemlike.h"
 grep -q "^#define KNEMLIKE_ABI_VERSION $other\b" "$kc/other/linux/knemlike.h" ||
 	{ echo "FAIL: could not make a header of ABI $other"; exit 1; }
 for d in alone beside; do
-	cp "$top/opal/mca/smsc/knemlike/configure.m4" "$kc/$d/opal/mca/smsc/knemlike/"
+	cp "$SMX_TOP/opal/mca/smsc/knemlike/configure.m4" "$kc/$d/opal/mca/smsc/knemlike/"
 done
 cp "$kc/other/linux/knemlike.h" "$kc/beside/opal/mca/smsc/knemlike/knemlike.h"
 [ ! -e "$root/usr/include/linux/knemlike.h" ] ||
@@ -169,7 +169,7 @@ for want in 'MCA btl: smx' 'MCA smsc: knemlike'; do
 done
 
 echo "== knemlike-dev: a program built against it; the header check finds it"
-cmp -s "$root/usr/include/linux/knemlike.h" "$top/kmod/include/uapi/linux/knemlike.h" &&
+cmp -s "$root/usr/include/linux/knemlike.h" "$SMX_TOP/kmod/include/uapi/linux/knemlike.h" &&
 	echo "ok: /usr/include/linux/knemlike.h is the tree's uAPI header" ||
 	fail "/usr/include/linux/knemlike.h is not the tree's kmod/include/uapi/linux/knemlike.h"
 printf '%s\n' '#include <stdio.h>' '#include <linux/knemlike.h>' \

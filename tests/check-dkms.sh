@@ -12,8 +12,8 @@ if [ -n "$(dkms status knemlike 2>/dev/null)" ]; then
 	exit 1
 fi
 checked=0
-trap '"$top/contrib/dkms/install.sh" --uninstall >/dev/null 2>&1 || true' EXIT
-"$top/contrib/dkms/install.sh"
+trap '"$SMX_TOP/contrib/dkms/install.sh" --uninstall >/dev/null 2>&1 || true' EXIT
+"$SMX_TOP/contrib/dkms/install.sh"
 for build in /lib/modules/*/build; do
 	[ -f "$build/Makefile" ] || continue
 	release=$(basename "$(dirname "$build")")
@@ -33,7 +33,7 @@ for build in /lib/modules/*/build; do
 	fi
 done
 [ "$checked" -gt 0 ] || { echo "FAIL: no kernel with headers under /lib/modules to build for"; status=1; }
-"$top/contrib/dkms/install.sh" --uninstall >/dev/null
+"$SMX_TOP/contrib/dkms/install.sh" --uninstall >/dev/null
 trap - EXIT
 if [ -n "$(dkms status knemlike)" ] || ls /lib/modules/*/updates/dkms/knemlike.ko* >/dev/null 2>&1; then
 	echo "FAIL: --uninstall left knemlike behind"

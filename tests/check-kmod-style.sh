@@ -5,7 +5,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/contrib/lib.sh"
+. "$SMX_TOP/contrib/lib.sh"
 series=6.1
 dir=$SMX_CACHE/checkpatch/linux-source-$series
 if [ ! -f "$dir/scripts/checkpatch.pl" ]; then
@@ -20,7 +20,7 @@ if [ ! -f "$dir/scripts/checkpatch.pl" ]; then
 			"linux-source-$series/scripts/const_structs.checkpatch"
 	rm -f "$SMX_CACHE"/checkpatch/dl/*.deb
 fi
-cd "$top/kmod"
+cd "$SMX_TOP/kmod"
 out=$(perl "$dir/scripts/checkpatch.pl" --no-tree --quiet --show-types -f \
 	knemlike_*.c knemlike_*.h include/uapi/linux/knemlike.h 2>&1) || true
 if [ -n "$out" ]; then

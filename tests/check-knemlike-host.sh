@@ -7,8 +7,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
-"$top/tests/mpi/run-suite" --build-only
+build=${SMX_BUILD:-$SMX_TOP/build}
+"$SMX_TOP/tests/mpi/run-suite" --build-only
 prog=$build/tests/mpi/anysource
 launch=(mpirun -np 2 --mca btl sm,self)
 launch+=($(smx_root_args))
@@ -58,10 +58,10 @@ smsc_dir=$build/tests/smsc
 mkdir -p "$smsc_dir"
 shim=$smsc_dir/knemlike_shim.so
 fake=$smsc_dir/knemlike-from-another-release
-cc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$top/kmod/include/uapi" -o "$shim" \
-	"$top/tests/smsc/knemlike_shim.c" -ldl
+cc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$SMX_TOP/kmod/include/uapi" -o "$shim" \
+	"$SMX_TOP/tests/smsc/knemlike_shim.c" -ldl
 abi=$(sed -n 's/^#define KNEMLIKE_ABI_VERSION[[:space:]]*\([0-9][0-9]*\).*/\1/p' \
-	"$top/kmod/include/uapi/linux/knemlike.h")
+	"$SMX_TOP/kmod/include/uapi/linux/knemlike.h")
 [ -n "$abi" ] || { echo "FAIL: no KNEMLIKE_ABI_VERSION in the uapi header"; exit 1; }
 # Selection shows how the job runs on: smsc/cma when it may, else no single copy at all.
 verbose=(--mca smsc_base_verbose 100)

@@ -14,13 +14,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
-. "$top/tests/configurations.sh"
+build=${SMX_BUILD:-$SMX_TOP/build}
+. "$SMX_TOP/tests/configurations.sh"
 command -v valgrind >/dev/null || {
 	echo "FAIL: valgrind is not installed (contrib/setup.sh installs it)"
 	exit 1
 }
-"$top/tests/mpi/run-suite" --build-only
+"$SMX_TOP/tests/mpi/run-suite" --build-only
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -36,13 +36,13 @@ XML
 printf '<?xml version="1.0"?>\n<valgrindoutput><pid>2</pid><status><state>RUNNING</state></status></valgrindoutput>\n' \
 	>"$work/cut/2.xml"
 rc=0
-"$top/tests/memcheck-scan" "$work/fixture" >/dev/null || rc=$?
+"$SMX_TOP/tests/memcheck-scan" "$work/fixture" >/dev/null || rc=$?
 [ $rc = 1 ] || fail "memcheck-scan did not flag an error in mca_btl_smx.so (exit $rc)"
 rc=0
-"$top/tests/memcheck-scan" "$work/cut" >/dev/null || rc=$?
+"$SMX_TOP/tests/memcheck-scan" "$work/cut" >/dev/null || rc=$?
 [ $rc = 2 ] || fail "memcheck-scan accepted a run that did not finish (exit $rc)"
 rc=0
-"$top/tests/memcheck-scan" --reports 2 "$work/fixture" >/dev/null || rc=$?
+"$SMX_TOP/tests/memcheck-scan" --reports 2 "$work/fixture" >/dev/null || rc=$?
 [ $rc = 2 ] || fail "memcheck-scan accepted one report where two were due (exit $rc)"
 
 # counter FIELD OUTPUT: the sum over the ranks' finalize lines (btl_base_verbose info) of
@@ -71,7 +71,7 @@ run_config() {
 		fi
 		total=$((total + $(counter "$field" "$out")))
 		rc=0
-		"$top/tests/memcheck-scan" --reports 2 "$work/$cfg-$p" >"$work/scan" || rc=$?
+		"$SMX_TOP/tests/memcheck-scan" --reports 2 "$work/$cfg-$p" >"$work/scan" || rc=$?
 		if [ $rc = 0 ]; then
 			echo "ok: $p on $cfg: $(tail -n 1 "$work/scan" | sed 's/^memcheck-scan: //')"
 		else

@@ -4,12 +4,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/tests/configurations.sh"
+. "$SMX_TOP/tests/configurations.sh"
 
 for np in 2 4; do
 	for cfg in $SMX_MPI_CONFIGS; do
 		# shellcheck disable=SC2046
-		"$top/tests/mpi/run-suite" --np "$np" --label "$cfg np=$np" $(smx_config_args "$cfg") ||
+		"$SMX_TOP/tests/mpi/run-suite" --np "$np" --label "$cfg np=$np" $(smx_config_args "$cfg") ||
 			status=1
 	done
 done

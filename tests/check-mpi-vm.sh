@@ -10,8 +10,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/tests/configurations.sh"
-. "$top/contrib/lib.sh"
+. "$SMX_TOP/tests/configurations.sh"
+. "$SMX_TOP/contrib/lib.sh"
 
 # A missing VM kernel is a setup failure, never a skip: CI must run this test.
 [ -n "${SMX_VM_KERNEL_DIR:-}" ] && [ -f "$SMX_VM_KERNEL_DIR/kernel.env" ] || {
@@ -19,7 +19,7 @@ set -euo pipefail
 	exit 1
 }
 
-build=${SMX_BUILD:-$top/build}
+build=${SMX_BUILD:-$SMX_TOP/build}
 . "$SMX_VM_KERNEL_DIR/kernel.env"
 [ -f "$build/kmod/$ABI/knemlike.ko" ] || {
 	echo "FAIL: knemlike.ko is not built for the guest's kernel $ABI (make in $build)"
@@ -27,12 +27,12 @@ build=${SMX_BUILD:-$top/build}
 }
 
 # Build on the host: compiling under TCG is slow, and the guest sees the same tree.
-"$top/tests/mpi/run-suite" --build-only
+"$SMX_TOP/tests/mpi/run-suite" --build-only
 mkdir -p "$build/tests/smsc"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smsc/cache_hits" \
-	"$top/tests/smsc/cache_hits.c"
+	"$SMX_TOP/tests/smsc/cache_hits.c"
 
-suite="$top/tests/mpi/run-suite --quick"
+suite="$SMX_TOP/tests/mpi/run-suite --quick"
 script=""
 # Around a run that must use the module, one of its counters must move in between: copies
 # (the ioctl), attach_faults (touches of attachments: a mapped registration, a copy is then
@@ -162,21 +162,21 @@ shm_case 12m "more shared memory than /dev/shm" "a budget of" no \
 # it is built here (check-kmod-vm.sh, later, builds it too).
 run_612() {
 	local env
-	env=$("$top/tests/vm/prepare-kernel" --series bookworm-backports --print-env) || {
+	env=$("$SMX_TOP/tests/vm/prepare-kernel" --series bookworm-backports --print-env) || {
 		echo "FAIL: cannot prepare the bookworm-backports kernel"
 		return 1
 	}
 	(
 		eval "$env"
 		out=$build/kmod/$ABI
-		if ! make -s -C "$top/kmod" KDIR="$KBUILD" OUT="$out" >"$build/kmod-$ABI.log" 2>&1 ||
+		if ! make -s -C "$SMX_TOP/kmod" KDIR="$KBUILD" OUT="$out" >"$build/kmod-$ABI.log" 2>&1 ||
 			grep -q 'warning:' "$build/kmod-$ABI.log"; then
 			cat "$build/kmod-$ABI.log"
 			echo "FAIL: the module does not build cleanly against $ABI"
 			exit 1
 		fi
-		cd "$top"
-		"$top/tests/vm/run-in-vm" --series bookworm-backports --module "$out/knemlike.ko" \
+		cd "$SMX_TOP"
+		"$SMX_TOP/tests/vm/run-in-vm" --series bookworm-backports --module "$out/knemlike.ko" \
 			--dmesg "$build/vm-6.12.dmesg" bash -c "status=0; $1 exit \$status"
 	)
 }
@@ -219,7 +219,7 @@ mpi4py_612() { # mpi4py_612 WHEN CFG [COUNTER]: a record in $mpi4py_records/WHEN
 	[ -n "${3:-}" ] && copies_before "$3"
 	script+="echo '== mpi4py ($1): $2'; "
 	script+="timeout -k 10 600 mpirun --allow-run-as-root -np 2 --bind-to none $(smx_config_args "$2") "
-	script+="$(smx_mpi4py_record_cmd "$top" "$out" "$mpi4py_vm_tests") "
+	script+="$(smx_mpi4py_record_cmd "$out" "$mpi4py_vm_tests") "
 	script+=">$out.log 2>&1 || { echo 'FAIL: mpi4py on $2 ($1) exited non-zero'; tail -20 $out.log; status=1; }; "
 	[ -n "${3:-}" ] && copies_after "mpi4py on $2 ($1, 6.12)" "$3"
 	return 0
@@ -259,16 +259,16 @@ script+="then k1=\$(klog); if [ \$k1 -gt \$k0 ]; then echo \"ok: stock sm + cma 
 script+="else echo 'FAIL: stock sm + cma under ptrace_scope 3: no refused attempt logged (smsc/cma no longer tries? update docs/using-knemlike.md)'; status=1; fi; "
 script+="else echo 'FAIL: stock sm + cma under ptrace_scope 3: p2p failed'; status=1; fi; "
 script+="fi; "
-cd "$top"
-"$top/tests/vm/run-in-vm" bash -c "status=0; $script61 exit \$status" || status=1
+cd "$SMX_TOP"
+"$SMX_TOP/tests/vm/run-in-vm" bash -c "status=0; $script61 exit \$status" || status=1
 run_612 "$script" || status=1
 echo "== mpi4py's tests in the 6.12 guest, against stock sm without single copy there"
 for rec in "$mpi4py_records"/ptrace_scope=*-sm-knemlike "$mpi4py_records"/ptrace_scope=*-smx-knemlike-small; do
-	python3 "$top/tests/mpi4py/compare.py" sm-nosc "$mpi4py_records/ptrace_scope=0-sm-nosc" \
+	python3 "$SMX_TOP/tests/mpi4py/compare.py" sm-nosc "$mpi4py_records/ptrace_scope=0-sm-nosc" \
 		"$(basename "$rec")" "$rec" || status=1
 done
 for cfg in smx-knemlike-single8k; do
 	echo "== memcheck reports of $cfg (VM)"
-	"$top/tests/memcheck-scan" --reports 2 "$memcheck_dir/$cfg" | tail -n 60 || status=1
+	"$SMX_TOP/tests/memcheck-scan" --reports 2 "$memcheck_dir/$cfg" | tail -n 60 || status=1
 done
 exit $status

@@ -2,15 +2,15 @@
 # mpi4py's own test suite, a client we did not write, passes on btl/smx exactly as on stock
 # btl/sm: on every rank the same tests run with the same outcome (pass, skip, fail, error),
 # with cma and with no single copy at 2 ranks (SMX_MPI4PY_FULL=1: also with cma at 4
-# ranks, 54 s more, left out of CI for its 30 minutes; the MPI suite covers 4 ranks there).
+# ranks, 54 s more, left out of CI for its time; the MPI suite covers 4 ranks there).
 # Tests that fail on both are listed: they are the library's or mpi4py's, not the
 # transport's.
 # mpi4py is built against this Open MPI by contrib/setup.sh (cached under SMX_CACHE).
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/contrib/lib.sh"
-. "$top/tests/configurations.sh"
+. "$SMX_TOP/contrib/lib.sh"
+. "$SMX_TOP/tests/configurations.sh"
 
 # Pairs "stock:ours" compared, per number of ranks (on an idle 2-core machine about 12 s a
 # run at 2 ranks, 28 s at 4). SMX_MPI4PY_QUICK=1: the first pair at 2
@@ -49,7 +49,7 @@ run_suite() {
 	local launcher=("$mpirun" -np "$np" --bind-to none) record
 	[ "$np" -gt "$(nproc)" ] && launcher+=(--oversubscribe)
 	mkdir -p "$out"
-	read -ra record <<<"$(smx_mpi4py_record_cmd "$top" "$out" "${EXCLUDE[@]}")"
+	read -ra record <<<"$(smx_mpi4py_record_cmd "$out" "${EXCLUDE[@]}")"
 	# shellcheck disable=SC2046
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 \
 		"${launcher[@]}" $(smx_config_args "$cfg") "${record[@]}" >"$out.log" 2>&1 || rc=$?
@@ -68,7 +68,7 @@ for np in 2 4; do
 		echo "== mpi4py $SMX_MPI4PY_VERSION test suite, np=$np: $ours against $base"
 		run_suite "$np" "$base" || status=1
 		run_suite "$np" "$ours" || status=1
-		python3 "$top/tests/mpi4py/compare.py" "$base" "$work/np$np-$base" \
+		python3 "$SMX_TOP/tests/mpi4py/compare.py" "$base" "$work/np$np-$base" \
 			"$ours" "$work/np$np-$ours" || status=1
 	done
 done
@@ -79,7 +79,7 @@ fake=$work/fault
 cp -r "$work/np2-smx-cma" "$fake"
 awk -F'\t' -v OFS='\t' '!done && $1 == "pass" { $1 = "fail"; done = 1 } { print }' \
 	"$work/np2-smx-cma/rank0.tsv" >"$fake/rank0.tsv"
-if python3 "$top/tests/mpi4py/compare.py" sm-cma "$work/np2-sm-cma" fault "$fake" >/dev/null; then
+if python3 "$SMX_TOP/tests/mpi4py/compare.py" sm-cma "$work/np2-sm-cma" fault "$fake" >/dev/null; then
 	echo "FAIL: a test failing only on one transport went unnoticed by the comparison"
 	status=1
 else

@@ -9,9 +9,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${SMX_OMPI_PREFIX:?run through make check, or source contrib/env.sh}"
 ompi_info=$SMX_OMPI_PREFIX/bin/ompi_info
-param_docs=("$top/contrib/param-docs" --check --ompi-info "$ompi_info")
+param_docs=("$SMX_TOP/contrib/param-docs" --check --ompi-info "$ompi_info")
 
-if "${param_docs[@]}" --top "$top"; then
+if "${param_docs[@]}" --top "$SMX_TOP"; then
 	echo "ok: the parameter tables in docs/ match ompi_info"
 else
 	fail "the parameter tables in docs/ differ from ompi_info (above): run contrib/param-docs"
@@ -20,9 +20,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/docs"
-cp "$top/docs/using-smx.md" "$top/docs/using-knemlike.md" "$work/docs/"
+cp "$SMX_TOP/docs/using-smx.md" "$SMX_TOP/docs/using-knemlike.md" "$work/docs/"
 sed -i 's/^\(| `btl_smx_max_frags` | [^|]* | \)`[^`]*`/\1`999999`/' "$work/docs/using-smx.md"
-if cmp -s "$top/docs/using-smx.md" "$work/docs/using-smx.md"; then
+if cmp -s "$SMX_TOP/docs/using-smx.md" "$work/docs/using-smx.md"; then
 	fail "could not edit btl_smx_max_frags's row in a copy of docs/using-smx.md"
 elif out=$("${param_docs[@]}" --top "$work" 2>&1); then
 	fail "a default edited by hand went unnoticed"

@@ -38,7 +38,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/contrib/lib.sh"
+. "$SMX_TOP/contrib/lib.sh"
 
 for tool in rpmbuild rpmlint rpmsign rpm2cpio gpg dkms; do
 	command -v "$tool" >/dev/null ||
@@ -48,7 +48,7 @@ done
 ompi_version=$(smx_ompi_version "$SMX_OMPI_PREFIX")
 pkglibdir=$(smx_ompi_path "$SMX_OMPI_PREFIX" pkglibdir)
 helpdir=$(smx_ompi_path "$SMX_OMPI_PREFIX" pkgdatadir)
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/contrib/dkms/dkms.conf")
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$SMX_TOP/contrib/dkms/dkms.conf")
 # (under the build tree, which the guest shares: it reads the module from here)
 work=$SMX_BUILD/rpm-test
 rm -rf "$work"
@@ -65,7 +65,7 @@ key=$(gpg --batch --with-colons --list-keys 2>/dev/null | awk -F: '$1 == "fpr" {
 gpg --batch --armor --export "$key" >"$work/key.asc"
 
 echo "== contrib/build-rpms.sh"
-if ! "$top/contrib/build-rpms.sh" --out="$work/rpms" --sign="$key" --no-check >"$work/built" 2>"$work/build.log"; then
+if ! "$SMX_TOP/contrib/build-rpms.sh" --out="$work/rpms" --sign="$key" --no-check >"$work/built" 2>"$work/build.log"; then
 	cat "$work/build.log"
 	echo "FAIL: contrib/build-rpms.sh failed"
 	exit 1
@@ -114,7 +114,7 @@ refused() {
 		tail -n 5 <<<"$out" | sed 's/^/  | /'
 	fi
 }
-b=$top/contrib/build-rpms.sh
+b=$SMX_TOP/contrib/build-rpms.sh
 refused "build-rpms.sh --bogus" "unknown option '--bogus'" "$b" --bogus
 refused "build-rpms.sh --with-ompi=a directory without Open MPI" "--with-ompi=$work: no bin/ompi_info there" \
 	"$b" --with-ompi="$work"
@@ -127,7 +127,7 @@ refused "build-rpms.sh --ompi-package=a bad name" "--ompi-package=a/b: not a pac
 # says; a component directory other than that Open MPI's.
 spec_build() {
 	rpmbuild --nodeps --define "_topdir $work/bad" --define "_sourcedir $work/rpms" \
-		--define "_udevrulesdir /usr/lib/udev/rules.d" "$@" -bb "$top/contrib/rpm/ompi-smx.spec"
+		--define "_udevrulesdir /usr/lib/udev/rules.d" "$@" -bb "$SMX_TOP/contrib/rpm/ompi-smx.spec"
 }
 refused "ompi-smx.spec, no Open MPI at ompi_prefix" "ompi-smx.spec: no Open MPI at $work/nompi (no bin/ompi_info" \
 	spec_build --define "ompi_prefix $work/nompi"
@@ -145,7 +145,7 @@ printf '%s' "$lint" | sed 's/^/  | /'
 errors=$(grep -E '^[^ ]+: E: ' <<<"$lint" || true)
 [ -z "$errors" ] && echo "ok: rpmlint reports no error" || fail "rpmlint reports errors"
 for spec in knemlike ompi-smx; do
-	explained=$(sed -n 's/^# rpmlint: \([a-z0-9-]*\): .*/\1/p' "$top/contrib/rpm/$spec.spec" | sort -u)
+	explained=$(sed -n 's/^# rpmlint: \([a-z0-9-]*\): .*/\1/p' "$SMX_TOP/contrib/rpm/$spec.spec" | sort -u)
 	reported=$(grep -E "^($spec[.-]|$spec\.spec)" <<<"$lint" | sed -n 's/^[^ ]*: W: \([a-z0-9-]*\).*/\1/p' | sort -u)
 	unexplained=$(comm -13 <(echo "$explained") <(echo "$reported") | grep . || true)
 	stale=$(comm -23 <(echo "$explained") <(echo "$reported") | grep . || true)
@@ -169,7 +169,7 @@ expect_files() {
 	fi
 }
 src=/usr/src/knemlike-$version
-kmod_files=$(cd "$top/kmod" && ls Kbuild Makefile *.c *.h | sed "s|^|$src/|")
+kmod_files=$(cd "$SMX_TOP/kmod" && ls Kbuild Makefile *.c *.h | sed "s|^|$src/|")
 expect_files "knemlike-dkms-$version-1.noarch.rpm" "$kmod_files
 $src/dkms.conf
 $src/include/uapi/linux/knemlike.h
@@ -247,7 +247,7 @@ for c in btl:smx smsc:knemlike; do
 	grep -q "^mca:$c:version:" <<<"$info" && echo "ok: ompi_info loads $c from the installed package" ||
 		fail "ompi_info does not load $c from $root$pkglibdir"
 done
-"${from_root[@]}" "$top/tests/mpi/run-suite" --quick --only p2p --np 2 --label "the RPM's btl/smx" --mca btl smx,self \
+"${from_root[@]}" "$SMX_TOP/tests/mpi/run-suite" --quick --only p2p --np 2 --label "the RPM's btl/smx" --mca btl smx,self \
 	>"$work/suite.log" 2>&1 && echo "ok: the MPI suite's p2p passes on the installed btl/smx" ||
 	{ tail -n 20 "$work/suite.log"; fail "the MPI suite's p2p on the installed btl/smx"; }
 
@@ -294,7 +294,7 @@ if grep -q '^FAIL: ' "$work/scriptlets.log" || ! grep -q '^ok: %preun' "$work/sc
 fi
 
 echo "== DKMS builds the installed source for Debian's 6.1; the guest loads it"
-env=$("$top/tests/vm/prepare-kernel" --series bookworm --print-env) || { echo "FAIL: no 6.1 kernel"; exit 1; }
+env=$("$SMX_TOP/tests/vm/prepare-kernel" --series bookworm --print-env) || { echo "FAIL: no 6.1 kernel"; exit 1; }
 eval "$env"
 dk=(--dkmstree "$work/dkms" --sourcetree "$root/usr/src" --installtree "$root/lib/modules")
 mkdir -p "$work/dkms" "$root/lib/modules/$ABI"
@@ -319,7 +319,7 @@ esac
 	fail "$ko: license '$(modinfo -F license "$ko")', vermagic '$(modinfo -F vermagic "$ko")'"
 build_id=$(readelf -n "$ko" | sed -n 's/^ *Build ID: *//p')
 [ -n "$build_id" ] || fail "$ko has no build ID"
-gcc -std=gnu11 -O2 -Wall -Werror -pthread -I"$root/usr/include" -o "$work/kmod_ops" "$top/tests/kmod/kmod_ops.c"
+gcc -std=gnu11 -O2 -Wall -Werror -pthread -I"$root/usr/include" -o "$work/kmod_ops" "$SMX_TOP/tests/kmod/kmod_ops.c"
 cat >"$work/in-guest.sh" <<EOF
 #!/bin/sh
 set -e
@@ -331,6 +331,6 @@ echo "ok: the guest ($ABI) loaded DKMS's knemlike.ko (build ID $build_id)"
 rmmod knemlike && echo "ok: it unloads"
 EOF
 chmod +x "$work/in-guest.sh"
-(cd "$work" && "$top/tests/vm/run-in-vm" --series bookworm --module "$ko" --timeout 300 "$work/in-guest.sh") ||
+(cd "$work" && "$SMX_TOP/tests/vm/run-in-vm" --series bookworm --module "$ko" --timeout 300 "$work/in-guest.sh") ||
 	fail "the guest did not load and use the module DKMS built"
 exit $status

@@ -10,7 +10,7 @@ set -euo pipefail
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 
-"$top/tests/bench/run-scale" --ranks 2,8,32 --reps 1 --samples 2 --sizes 0,256,4K \
+"$SMX_TOP/tests/bench/run-scale" --ranks 2,8,32 --reps 1 --samples 2 --sizes 0,256,4K \
 	--preset smx-cma --preset sm-cma --csv "$csv" --timeout 600
 for label in smx-cma sm-cma; do
 	for n in 2 8 32; do
@@ -49,7 +49,7 @@ fi
 # flock() and are released at the end (the job ends).
 bin=$(mktemp -d)
 trap 'rm -f "$csv"; rm -rf "$bin"' EXIT
-"${MPICC:-mpicc}" -O2 -o "$bin/smx_scale" "$top/tests/bench/smx_scale.c" "$top/tests/bench/bench_util.c"
+"${MPICC:-mpicc}" -O2 -o "$bin/smx_scale" "$SMX_TOP/tests/bench/smx_scale.c" "$SMX_TOP/tests/bench/bench_util.c"
 n=$(($(nproc) + 2))
 root=()
 root=($(smx_root_args))

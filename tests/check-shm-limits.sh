@@ -12,10 +12,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
-. "$top/tests/configurations.sh"
-"$top/tests/mpi/run-suite" --build-only
-"$top/tests/mpi/run-suite" --build-only --only spawn
+build=${SMX_BUILD:-$SMX_TOP/build}
+. "$SMX_TOP/tests/configurations.sh"
+"$SMX_TOP/tests/mpi/run-suite" --build-only
+"$SMX_TOP/tests/mpi/run-suite" --build-only --only spawn
 if ! unshare -m true 2>/dev/null; then
 	echo "FAIL: this test mounts a small tmpfs in a mount namespace: unshare -m needs root"
 	exit 1
@@ -70,7 +70,7 @@ for cell in "8 8" "64 32"; do
 	read -r mib np <<<"$cell"
 	# shellcheck disable=SC2046
 	if unshare -m sh -c 'mount -t tmpfs -o size="$1"M tmpfs /dev/shm && shift && exec "$@"' sh \
-		"$mib" env SMX_TEST_QUICK=1 "$top/tests/mpi/run-suite" --np "$np" --quick \
+		"$mib" env SMX_TEST_QUICK=1 "$SMX_TOP/tests/mpi/run-suite" --np "$np" --quick \
 		--label "/dev/shm of $mib MiB, $np ranks" $(smx_config_args smx-cma) >"$log" 2>&1; then
 		echo "ok: /dev/shm of $mib MiB, $np ranks: the MPI suite on btl/smx"
 	else

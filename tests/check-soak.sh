@@ -8,7 +8,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-soak=$top/tests/soak/run-soak
+soak=$SMX_TOP/tests/soak/run-soak
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 

@@ -8,12 +8,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/contrib/lib.sh"
-. "$top/tests/configurations.sh"
+. "$SMX_TOP/contrib/lib.sh"
+. "$SMX_TOP/tests/configurations.sh"
 ompi=${SMX_OMPI_PREFIX:?source contrib/env.sh first (SMX_OMPI_PREFIX is not set)}
 mpirun=${SMX_MPIRUN:?run through make check, or source contrib/env.sh after a build}
-bindir=${SMX_BUILD:-$top/build}/tests/mpi
-"$top/tests/mpi/run-suite" --build-only --only spawn
+bindir=${SMX_BUILD:-$SMX_TOP/build}/tests/mpi
+"$SMX_TOP/tests/mpi/run-suite" --build-only --only spawn
 
 shm_before=$(ls /dev/shm | grep '^smx\.' | sort || true)
 # Parents and children together outnumber the cores here: the children are placed
@@ -67,7 +67,7 @@ for np in 1 2; do
 	rc=0 res=$work/np$np
 	mkdir -p "$res"
 	out=$(timeout -k 10 300 "${launch[@]}" -np "$np" --mca btl smx,self \
-		"$python" "$top/tests/mpi4py/record.py" "$testdir" "$res" -q -i test_spawn 2>&1 |
+		"$python" "$SMX_TOP/tests/mpi4py/record.py" "$testdir" "$res" -q -i test_spawn 2>&1 |
 		tr -d '\000') || rc=$?
 	bad="" counts=""
 	for ((r = 0; r < np; r++)); do

@@ -21,7 +21,7 @@
 # Needs root (chroot, mounts). SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$top/tests/trixie-chroot.sh"
+. "$SMX_TOP/tests/trixie-chroot.sh"
 trixie_chroot_make
 root=$TRIXIE_ROOT
 trixie_keep /var/cache/apt/archives apt-archives

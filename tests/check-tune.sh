@@ -10,9 +10,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
+build=${SMX_BUILD:-$SMX_TOP/build}
 py=/usr/bin/python3 # Debian's, where python3-matplotlib is installed (contrib/setup.sh)
-tune=("$top/contrib/smx-tune")
+tune=("$SMX_TOP/contrib/smx-tune")
 bench=$build/tests/bench/smx_bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,7 +21,7 @@ launch=(mpirun -np 2)
 launch+=($(smx_root_args))
 
 echo "== unit tests on recorded data"
-(cd "$top/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"
+(cd "$SMX_TOP/tests/tune" && "$py" -m unittest test_smx_tune) || fail "unit tests"
 
 # A short sweep: 4 sizes around the eager limits, 3 repetitions, small jobs.
 sweep=(--budget 60 --reps 3 --samples 3 --target-mb 8 --sizes 16K,64K,256K,1M)
@@ -98,7 +98,7 @@ done
 [ "$applied" -gt 0 ] || { fail "mpirun --tune: no class of the file seen in btl/smx's output"; echo "$out"; }
 
 echo "== thresholds against the recorded data"
-"$py" "$top/tests/tune/check_sweep.py" "$work/sweep" || fail "thresholds do not follow from the data"
+"$py" "$SMX_TOP/tests/tune/check_sweep.py" "$work/sweep" || fail "thresholds do not follow from the data"
 
 echo "== figures"
 "$py" - "$work/sweep"/*.png <<'EOF' || fail "figures"
@@ -167,7 +167,7 @@ if [ ! -e /dev/knemlike ]; then
 fi
 expect_refusal "pairs of CPUs from another machine's topology" \
 	"binding two ranks to CPUs .* is impossible|btl/smx classifies CPUs" \
-	--topology "$top/tests/topologies/numa-per-l3.xml" --budget 60 --sizes 64K --out "$work/r4"
+	--topology "$SMX_TOP/tests/topologies/numa-per-l3.xml" --budget 60 --sizes 64K --out "$work/r4"
 
 echo "== the calibration file's subcommand is gone"
 expect_refusal "calibrate: no calibration file any more, the parameter file instead" \

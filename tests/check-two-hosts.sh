@@ -13,12 +13,12 @@
 # Needs root (namespaces). SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-build=${SMX_BUILD:-$top/build}
+build=${SMX_BUILD:-$SMX_TOP/build}
 [ "$(id -u)" = 0 ] || { echo "FAIL: needs root to make network namespaces"; exit 1; }
 command -v ip >/dev/null || { echo "FAIL: ip (iproute2) is not installed"; exit 1; }
-"$top/tests/mpi/run-suite" --build-only
+"$SMX_TOP/tests/mpi/run-suite" --build-only
 mkdir -p "$build/tests/smx"
-"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$top/tests/smx/linger.c"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/linger" "$SMX_TOP/tests/smx/linger.c"
 
 ns_a=smx2h-a-$$ ns_b=smx2h-b-$$ addr_a=192.0.2.1 addr_b=192.0.2.2
 work=$(mktemp -d)
@@ -77,7 +77,7 @@ for h in hosta hostb; do
 done
 
 # 2. The MPI suite, every byte checked, across the two hosts.
-if on_host_a "$top/tests/mpi/run-suite" --np 4 --quick --hostfile "$work/hosts" \
+if on_host_a "$SMX_TOP/tests/mpi/run-suite" --np 4 --quick --hostfile "$work/hosts" \
 	--mca plm_rsh_agent "$work/agent" --mca btl smx,tcp,self \
 	--label "smx,tcp,self on 2 hosts, np=4"; then
 	echo "ok: the MPI suite passes on 2 hosts with smx and tcp"

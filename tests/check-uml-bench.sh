@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-if ! "$top/tests/kmod/run-uml-bench" --boots 1 --reps 3 --max-mib 16 --out "$out"; then
+if ! "$SMX_TOP/tests/kmod/run-uml-bench" --boots 1 --reps 3 --max-mib 16 --out "$out"; then
 	echo "FAIL: run-uml-bench did not run to its end"
 	exit 1
 fi

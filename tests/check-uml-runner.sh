@@ -9,7 +9,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-uml=$top/tests/vm/run-in-uml
+uml=$SMX_TOP/tests/vm/run-in-uml
 out=$(mktemp -d "${TMPDIR:-/tmp}/smx-uml-runner.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 

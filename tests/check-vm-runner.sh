@@ -7,7 +7,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-vm=$top/tests/vm/run-in-vm
+vm=$SMX_TOP/tests/vm/run-in-vm
 out=$(mktemp -d "${TMPDIR:-/tmp}/smx-vm-runner.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 failures=0
@@ -42,9 +42,9 @@ run() {
 	rc=0
 	checked=$failures
 	if [ -n "${SPLIT:-}" ]; then # stderr apart: two streams into one file interleave
-		(cd "$top" && "$vm" --no-module "$@") >"$out/$name.log" 2>"$out/$name.err" || rc=$?
+		(cd "$SMX_TOP" && "$vm" --no-module "$@") >"$out/$name.log" 2>"$out/$name.err" || rc=$?
 	else
-		(cd "$top" && "$vm" --no-module "$@") >"$out/$name.log" 2>&1 || rc=$?
+		(cd "$SMX_TOP" && "$vm" --no-module "$@") >"$out/$name.log" 2>&1 || rc=$?
 		: >"$out/$name.err"
 	fi
 	boots=$(cat "$out/$name.log" "$out/$name.err" | grep -c '^\[run-in-vm [0-9:]*\] booting ' || true)
@@ -121,7 +121,7 @@ grep -q 'did not finish within 10 s' "$out/timeout.log" || fail "timeout: no exp
 mine=$out/this-checkout
 other=$out/other-checkout
 mkdir -p "$mine/contrib" "$mine/build"
-cp "$top/contrib/env.sh" "$top/contrib/lib.sh" "$mine/contrib/"
+cp "$SMX_TOP/contrib/env.sh" "$SMX_TOP/contrib/lib.sh" "$mine/contrib/"
 printf 'SMX_OMPI_PREFIX=%s\nSMX_VM_KERNEL_DIR=\nSMX_CACHE=%s\n' "$mine/prefix" "$mine/cache" \
 	>"$mine/build/env.local"
 sourced() { # sourced SCRIPT SMX_TOP SMX_BUILD: the SMX_BUILD the script leaves

@@ -1,11 +1,13 @@
 # tests/lib.sh: what the test scripts (tests/check-*.sh) share. Source it first:
 #   . "$(dirname "$0")/lib.sh"
-# It sets top (the checkout: $SMX_TOP, or this file's parent directory) and status=0, and
-# defines fail MESSAGE (prints "FAIL: MESSAGE" and sets status=1; a script ends with
-# `exit $status`), smx_root_args (mpirun's --allow-run-as-root when run as root, for
-# `args+=($(smx_root_args))`) and smx_fault_injection (below).
+# It sets SMX_TOP (the checkout: as exported, or this file's parent directory; the name
+# contrib/ uses too) and status=0, and defines fail MESSAGE (prints "FAIL: MESSAGE" and
+# sets status=1; a script ends with `exit $status`), smx_root_args (mpirun's
+# --allow-run-as-root when run as root, for `args+=($(smx_root_args))`) and
+# smx_fault_injection (below).
 # SPDX-License-Identifier: BSD-3-Clause
-top=${SMX_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+# (as contrib/lib.sh names it: make gives build/.. for a build configured as ../configure)
+SMX_TOP=$(cd "${SMX_TOP:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 status=0
 
 fail() { echo "FAIL: $*"; status=1; }
@@ -24,7 +26,7 @@ smx_fault_injection() {
 	local cfg=$1 out p rc=0
 	shift
 	# shellcheck disable=SC2046
-	if out=$("$top/tests/mpi/run-suite" --np 2 "$@" --inject-fault --only p2p \
+	if out=$("$SMX_TOP/tests/mpi/run-suite" --np 2 "$@" --inject-fault --only p2p \
 		--only datatypes --label "fault injection (must FAIL)" $(smx_config_args "$cfg") 2>&1); then
 		echo "FAIL: a corrupted byte went unnoticed by the MPI suite"
 		return 1

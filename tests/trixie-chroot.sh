@@ -17,7 +17,7 @@ done
 if [ -z "${SMX_TRIXIE_NS:-}" ]; then
 	SMX_TRIXIE_NS=1 exec unshare --mount --propagation private "$0" "$@"
 fi
-. "$top/contrib/lib.sh"
+. "$SMX_TOP/contrib/lib.sh"
 
 # Trixie's Open MPI and what our build needs (installed by debootstrap); then, by apt in
 # the tree (debootstrap's own resolver fails to configure them all at once), what Debian

@@ -4,9 +4,9 @@
 #   --uninstall   remove it from DKMS again
 # SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
+SMX_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 name=knemlike
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/contrib/dkms/dkms.conf")
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SMX_TOP/contrib/dkms/dkms.conf")
 src=/usr/src/$name-$version
 
 uninstall=0
@@ -27,8 +27,8 @@ if [ "$uninstall" = 1 ]; then
 fi
 rm -rf "$src"
 mkdir -p "$src"
-cp -r "$top/kmod/." "$src/"
-cp "$top/contrib/dkms/dkms.conf" "$src/dkms.conf"
+cp -r "$SMX_TOP/kmod/." "$src/"
+cp "$SMX_TOP/contrib/dkms/dkms.conf" "$src/dkms.conf"
 dkms remove "$name/$version" --all >/dev/null 2>&1 || true
 dkms add "$name/$version"
 for headers in /lib/modules/*/build; do

@@ -10,7 +10,7 @@
  *   burst N LEN
  *
  * Output: "burst: rank 0: N sends of LEN bytes: peak memory +K kB" and "burst: PASS" or
- * "burst: FAIL ...". Used by tests/check-smx-host.sh.
+ * "burst: FAIL ...". Used by tests/check-smx-memory.sh.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -17,7 +17,7 @@
  * With "on" (btl_smx_skew on, the default) it asserts: rank 1 found itself late and caught up
  * again, rank 0 sent eagerly while it was late and none of the last 16 eagerly. With
  * "off": no counter moved. Then "latereceiver: PASS" or
- * "latereceiver: FAIL ...". Used by tests/check-smx-host.sh.
+ * "latereceiver: FAIL ...". Used by tests/check-smx-ways.sh.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -22,7 +22,7 @@
  *   "latesender: rank 0: gets by single copy S, by double copy D, changes C; median
  *    receive U us"
  *   "latesender: rank 1: pushed ahead P"
- * then "latesender: PASS" or "latesender: FAIL ...". Used by tests/check-smx-host.sh.
+ * then "latesender: PASS" or "latesender: FAIL ...". Used by tests/check-smx-ways.sh.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -17,7 +17,7 @@
  *   4. the receiver receives every message, checking bytes and sizes, and MPI_Wait on X
  *      must return.
  * X complete in step 3 is a send completed before its receiver took it: the test fails.
- * Run with --mca btl smx,self (check-smx-host.sh).
+ * Run with --mca btl smx,self (check-smx-semantics.sh).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -7,8 +7,8 @@
  *
  *   truncate LEN RECV_LEN
  *
- * Prints "truncate: PASS" or "truncate: FAIL ..." (rank 1). Used by tests/check-smx-host.sh
- * on btl/smx with every receiver taken for late (messages above a fragment then go in
+ * Prints "truncate: PASS" or "truncate: FAIL ..." (rank 1). Used by
+ * tests/check-smx-semantics.sh on btl/smx with every receiver taken for late (messages above a fragment then go in
  * several chunks: ob1 must still see the whole message).
  *
  * SPDX-License-Identifier: BSD-3-Clause
