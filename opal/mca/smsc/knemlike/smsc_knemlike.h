@@ -91,9 +91,6 @@ struct mca_smsc_knemlike_component_t {
     bool can_attach_exports;      /* the module has exports (ABI 3), not under valgrind */
     bool exported;                /* this process's export, published in the modex */
     struct smsc_knemlike_modex export_info; /* its cookie and range, when exported */
-    unsigned long long pvar_hits, pvar_misses, pvar_evictions, pvar_unheld, pvar_held_bytes;
-    unsigned long long pvar_attach_hits, pvar_attaches, pvar_attach_evictions,
-        pvar_attach_refused;
     unsigned long long pvar_map_hits, pvar_maps, pvar_map_evictions, pvar_map_failures;
 };
 typedef struct mca_smsc_knemlike_component_t mca_smsc_knemlike_component_t;

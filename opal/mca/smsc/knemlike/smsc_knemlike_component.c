@@ -100,30 +100,32 @@ static const struct knemlike_param knemlike_params[] = {
                            "(mappings in use are never undone; 0: no limit)"),
 };
 
-/* The counters (MPI_T performance variables, read-only), registered at enable. */
+/* The counters (MPI_T performance variables, read-only), registered at enable: the
+ * caches' own counts, which MPI_T reads as unsigned long long. */
+_Static_assert(sizeof(uint64_t) == sizeof(unsigned long long), "a count is 64 bits");
 static const struct knemlike_counter {
     const char *name;
     int pvar_class;
-    unsigned long long *value;
+    void *value; /* a 64-bit count */
     const char *help;
 } knemlike_counters[] = {
-    {"cache_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_hits),
+    {"cache_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(cache.stats.hits),
      "Registrations served by the registration cache"},
-    {"cache_misses", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_misses),
+    {"cache_misses", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(cache.stats.misses),
      "Registrations that created a region"},
-    {"cache_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_evictions),
+    {"cache_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(cache.stats.evictions),
      "Cached regions destroyed to stay within limits"},
-    {"cache_unheld", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_unheld),
+    {"cache_unheld", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(cache.stats.unheld),
      "Registrations made without holding their pages (RLIMIT_MEMLOCK, read-only memory)"},
-    {"cache_held_bytes", MCA_BASE_PVAR_CLASS_SIZE, KNEMLIKE_FIELD(pvar_held_bytes),
+    {"cache_held_bytes", MCA_BASE_PVAR_CLASS_SIZE, KNEMLIKE_FIELD(cache.stats.held_bytes),
      "Bytes the cached registrations hold pinned now"},
-    {"attach_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_hits),
+    {"attach_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(attachments.stats.hits),
      "Copies through a peer's registration mapped before"},
-    {"attaches", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attaches),
+    {"attaches", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(attachments.stats.attaches),
      "Peers' registrations mapped here"},
-    {"attach_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_evictions),
+    {"attach_evictions", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(attachments.stats.evictions),
      "Mappings of peers' registrations undone to stay within smsc_knemlike_attach_max"},
-    {"attach_refused", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_attach_refused),
+    {"attach_refused", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(attachments.stats.refused),
      "Peers' registrations the module would not map (not holding their pages): copied by "
      "ioctl"},
     {"map_hits", MCA_BASE_PVAR_CLASS_COUNTER, KNEMLIKE_FIELD(pvar_map_hits),

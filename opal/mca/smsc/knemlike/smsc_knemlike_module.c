@@ -91,15 +91,6 @@ void mca_smsc_knemlike_cache_stop(void)
     smsc_knemlike_cache_fini(&c->cache);
 }
 
-static void knemlike_publish_attach_stats(void)
-{
-    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
-    c->pvar_attach_hits = c->attachments.stats.hits;
-    c->pvar_attaches = c->attachments.stats.attaches;
-    c->pvar_attach_evictions = c->attachments.stats.evictions;
-    c->pvar_attach_refused = c->attachments.stats.refused;
-}
-
 /* A copy through an attachment of the peer's region (made now if new): a memcpy. Returns
  * false when there is none (the module refused it, or every entry is in use): the caller
  * then copies through the ioctl. */
@@ -111,7 +102,6 @@ static bool knemlike_copy_attached(const struct smsc_knemlike_reg *reg, void *lo
 
     OPAL_THREAD_LOCK(&c->lock);
     at = smsc_knemlike_attach_acquire(&c->attachments, reg->cookie, reg->base, reg->len);
-    knemlike_publish_attach_stats();
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == at) {
         return false;
@@ -237,16 +227,6 @@ static int knemlike_copy_from(mca_smsc_endpoint_t *endpoint, void *local_address
                          KNEMLIKE_COPY_FROM_REGION);
 }
 
-static void knemlike_publish_stats(void)
-{
-    mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
-    c->pvar_hits = c->cache.stats.hits;
-    c->pvar_misses = c->cache.stats.misses;
-    c->pvar_evictions = c->cache.stats.evictions;
-    c->pvar_unheld = c->cache.stats.unheld;
-    c->pvar_held_bytes = c->cache.stats.held_bytes;
-}
-
 static void *knemlike_register_region(void *local_address, size_t size)
 {
     mca_smsc_knemlike_component_t *c = &mca_smsc_knemlike_component;
@@ -255,7 +235,6 @@ static void *knemlike_register_region(void *local_address, size_t size)
 
     OPAL_THREAD_LOCK(&c->lock);
     entry = smsc_knemlike_cache_acquire(&c->cache, (uintptr_t) local_address, size, &err);
-    knemlike_publish_stats();
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL == entry) {
         opal_output_verbose(MCA_BASE_VERBOSE_ERROR, opal_smsc_base_framework.framework_output,
@@ -274,7 +253,6 @@ static void knemlike_deregister_region(void *reg_data)
                                               - offsetof(struct smsc_knemlike_cache_entry, reg));
     OPAL_THREAD_LOCK(&c->lock);
     smsc_knemlike_cache_release(&c->cache, entry);
-    knemlike_publish_stats();
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
