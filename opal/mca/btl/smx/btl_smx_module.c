@@ -93,9 +93,6 @@ static int smx_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     return OPAL_SUCCESS;
 }
 
-/* The peers and the modules share state (an endpoint names its module, a queued
- * completion its endpoint, and progress serves them all): the last module's finalize
- * releases everything at once, after progress is unregistered. */
 /* Finalize: what a peer still held of gets and pushes goes, then the peer. */
 static void smx_peer_release(mca_btl_smx_endpoint_t *ep)
 {
@@ -108,6 +105,9 @@ static void smx_peer_release(mca_btl_smx_endpoint_t *ep)
     OBJ_RELEASE(ep);
 }
 
+/* The peers and the modules share state (an endpoint names its module, a queued
+ * completion its endpoint, and progress serves them all): the last module's finalize
+ * releases everything at once, after progress is unregistered. */
 static int smx_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_smx_component_t *c = &mca_btl_smx_component;
