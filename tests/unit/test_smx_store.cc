@@ -220,3 +220,43 @@ TEST(StoreCopy, EveryByteAtAnyAlignment)
         }
     }
 }
+
+// What the send path calls: every byte arrives whichever way is taken; 'always' streams
+// (where this build can) and is never timed; small copies follow the way in use, untimed;
+// the way in use is timed every SMX_STORE_TIME_EVERY copies, and a costly memcpy timed
+// against a cheap stream switches (said once, by SMX_STORE_SWITCHED).
+TEST(StoreCopy, WhatTheSendPathGets)
+{
+    std::vector<unsigned char> src(kSize), dst(kSize);
+    for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = (unsigned char) (i * 37 + 1);
+    }
+    struct smx_store s;
+    smx_store_init(&s);
+    const unsigned stream = smx_store_can_stream() ? SMX_STORE_STREAMED : 0u;
+
+    EXPECT_EQ(stream, smx_store_copy(&s, true, dst.data(), src.data(), kSize));
+    EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), kSize));
+    EXPECT_EQ(0u, s.cost[SMX_STORE_CACHED] + s.cost[SMX_STORE_STREAM]) << "'always' is not timed";
+
+    std::memset(dst.data(), 0, dst.size());
+    EXPECT_EQ(0u, smx_store_copy(&s, false, dst.data(), src.data(), SMX_STORE_TIME_MIN - 64));
+    EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), SMX_STORE_TIME_MIN - 64));
+    EXPECT_EQ(0u, s.cost[SMX_STORE_CACHED]) << "a small copy is not timed";
+
+    s.way = SMX_STORE_STREAM;
+    EXPECT_EQ(stream, smx_store_copy(&s, false, dst.data(), src.data(), 1024))
+        << "a small copy follows the way in use";
+
+    unsigned said = 0;
+    for (int i = 0; i < 2 * SMX_STORE_PROBE_EVERY; ++i) {
+        std::memset(dst.data(), 0, dst.size());
+        said |= smx_store_copy(&s, false, dst.data(), src.data(), kSize);
+        ASSERT_EQ(0, std::memcmp(dst.data(), src.data(), kSize)) << "copy " << i;
+    }
+    if (smx_store_can_stream()) {
+        EXPECT_NE(0u, s.cost[SMX_STORE_CACHED]) << "memcpy sampled while streaming";
+        EXPECT_NE(0u, s.cost[SMX_STORE_STREAM]) << "the way in use timed";
+        EXPECT_NE(0u, said & SMX_STORE_STREAMED);
+    }
+}
