@@ -32,13 +32,13 @@
 #include "opal/mca/shmem/shmem.h"
 #include "opal/mca/threads/mutex.h"
 
-#include "btl_smx_frag.h"
 #include "btl_smx_locality.h"
 #include "btl_smx_peer.h"
 
 BEGIN_C_DECLS
 
 struct smx_chunk_slot;
+struct mca_btl_smx_frag_t;
 
 /* Chunk sizes: small (ob1 headers, get requests), eager, whole fragments. */
 #define SMX_CHUNK_CLASSES 3
@@ -166,7 +166,7 @@ struct mca_btl_smx_component_t {
     mca_btl_base_module_error_cb_fn_t error_cb; /* the upper layer's (btl_register_error) */
     /* sent fragments whose callback is due: a stack (by done_next), pushed without a lock
      * and taken whole by progress (mca_btl_smx_completed_push) */
-    mca_btl_smx_frag_t *completed;
+    struct mca_btl_smx_frag_t *completed;
     opal_free_list_t frags;       /* frag_size buffers */
     opal_free_list_t small_frags; /* mca_btl_smx_small_frag_bytes() buffers */
     opal_free_list_t get_ops, serves; /* double-copy gets pulled and served (btl_smx_get.c) */

@@ -8,6 +8,7 @@
 
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_pages.h"
 #include "btl_smx_types.h"
 

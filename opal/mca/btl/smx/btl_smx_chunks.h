@@ -8,6 +8,7 @@
 #define MCA_BTL_SMX_CHUNKS_H
 
 #include "btl_smx.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_types.h"
 
 #include <stddef.h>

@@ -18,6 +18,7 @@
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
 #include "btl_smx_clock.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_get.h"
 #include "btl_smx_pages.h"
 #include "btl_smx_params.h"

@@ -15,6 +15,7 @@
 
 #include "btl_smx.h"
 #include "btl_smx_endpoint.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_segment.h"
 #include "btl_smx_types.h"

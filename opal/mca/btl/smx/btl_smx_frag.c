@@ -41,6 +41,7 @@
 #include "opal_config.h"
 
 #include "btl_smx.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_types.h"
 
 #include <stdlib.h>

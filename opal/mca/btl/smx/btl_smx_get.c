@@ -29,6 +29,7 @@
 #include "btl_smx_chunks.h"
 #include "btl_smx_endpoint.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_get.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_push.h"

@@ -15,6 +15,7 @@
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
 #include "btl_smx_endpoint.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_get.h"
 #include "btl_smx_pages.h"
 #include "btl_smx_policy.h"

@@ -10,6 +10,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_smx.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_send.h"
 #include "btl_smx_types.h"

@@ -11,6 +11,7 @@
 #include "btl_smx.h"
 #include "btl_smx_endpoint.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_get.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_recv.h"

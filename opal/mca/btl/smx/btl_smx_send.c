@@ -30,6 +30,7 @@
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
 #include "btl_smx_fifo.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_send.h"
 #include "btl_smx_types.h"
 

@@ -7,6 +7,7 @@
 #define MCA_BTL_SMX_SEND_H
 
 #include "btl_smx.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_types.h"
 
 #include <string.h>

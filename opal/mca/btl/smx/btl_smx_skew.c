@@ -35,6 +35,7 @@
 
 #include "btl_smx.h"
 #include "btl_smx_chunks.h"
+#include "btl_smx_frag.h"
 #include "btl_smx_policy.h"
 #include "btl_smx_skew.h"
 #include "btl_smx_types.h"

@@ -2,8 +2,8 @@
 /*
  * btl/smx: the sender's choice between memcpy and non-temporal stores (btl_smx_store.h).
  */
-#include "btl_smx_store.h"
 #include "btl_smx_clock.h"
+#include "btl_smx_store.h"
 
 #include <string.h>
 
