@@ -186,12 +186,13 @@ bool smx_choice_measured(struct smx_choice *c, size_t size, enum smx_way way, ui
     /* in use: the range's way, or in a range that goes eagerly the copy of the rendezvous
      * that come there all the same (above a fragment) */
     const bool in_use = way == k->way || (SMX_WAY_EAGER == k->way && way == k->copy);
-    if (in_use && 0 == (k->warm & SMX_WAY_BIT(way))) {
-        /* the first message of the way in use: it paid for first touches, and would make
-         * a try look cheaper than it is. (A try's first message counts: what it paid
-         * makes it lose at worst, and the next try sees again; a try of 4 MiB is dear.) */
+    if (0 == (k->warm & SMX_WAY_BIT(way))) {
+        /* a way's first message in this range paid for first touches (of a mapping of the
+         * sender's buffer, where single copy maps it: a page fault a page): counted, it
+         * would make the way in use look dearer than it is, or a try lose by far and wait
+         * thousands of messages for its next (docs/design.md, "The switch") */
         k->warm |= (uint8_t) SMX_WAY_BIT(way);
-        return false;
+        return false; /* (a try stays asked for) */
     }
     cost = ns * 1024 / size;
     cost = 0 == cost ? 1 : cost > UINT32_MAX ? UINT32_MAX : cost;

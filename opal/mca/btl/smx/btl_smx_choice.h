@@ -70,7 +70,7 @@ struct smx_choice_range {
     uint8_t copy;            /* its rendezvous' copy (SMX_WAY_SINGLE or _DOUBLE): the way
                                 in use, or where that is eagerly the one measured cheaper */
     uint8_t allowed;         /* SMX_WAY_BIT of the ways it may take */
-    uint8_t warm;            /* SMX_WAY_BIT: its first message in use here is behind it */
+    uint8_t warm;            /* SMX_WAY_BIT: the way's first message here is behind it */
     uint8_t turn;            /* which other way the next try takes */
     uint8_t win_way;         /* a way not in use that one message found cheaper, */
     uint32_t win;            /* ... at this cost: one more message decides (0: none) */
