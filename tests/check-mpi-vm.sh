@@ -114,6 +114,16 @@ script+="[ \"\$att\" = 0 ] || { echo 'FAIL: attachments left after the jobs ende
 script+="ex=\$(cat /sys/class/misc/knemlike/stats/exports_live); "
 script+="echo \"knemlike: \$(cat /sys/class/misc/knemlike/stats/export_faults) export faults, \$(cat /sys/class/misc/knemlike/stats/export_pages_mapped) pages mapped, \$ex exports left\"; "
 script+="[ \"\$ex\" = 0 ] || { echo 'FAIL: exports left after the jobs ended'; status=1; }; "
+# Eager messages in place (the receiver copies through its mapping of the sender's buffer):
+# with single copy pinned from 4 KiB, p2p's eager messages from there must come so, every
+# byte checked, and each rank must say it received some.
+script+="echo '== eager messages in place (smx + knemlike from 4 KiB)'; "
+script+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-knemlike-inplace) "
+script+="--mca btl_base_verbose info $build/tests/mpi/p2p 2>&1); "
+script+="n=\$(grep -o '[0-9]* eager messages received in place' <<<\"\$out\" | awk '\$1 > 0' | wc -l); "
+script+="if grep -q '^p2p: PASS' <<<\"\$out\" && [ \"\$n\" = 2 ]; then "
+script+="echo \"ok: p2p passes with eager messages in place: \$(grep -o '[0-9]* eager messages received in place' <<<\"\$out\" | tr '\\n' ' ')\"; "
+script+="else echo \"FAIL: eager messages in place (p2p passed? ranks that received some: \$n of 2)\"; status=1; fi; "
 # Under valgrind's memcheck, data the module copied into a rank must read as initialised
 # there (smsc/knemlike tells memcheck what the kernel wrote): collectives receives into
 # buffers it never wrote, then checks them. On btl/smx single-copying through mappings of

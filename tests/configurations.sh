@@ -16,7 +16,7 @@ SMX_MPI_CONFIGS="sm-cma sm-nosc smx-cma smx-nosc smx-single8k smx-single smx-dou
 # without single copy, with both switches pinned (single copy from 8 KiB) and with
 # non-temporal stores, and stock btl/sm + cma as the reference.
 SMX_FAST_CONFIGS="smx-cma smx-nosc smx-single8k sm-cma smx-nt"
-SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-single8k sm-knemlike-ioctl smx-knemlike-single8k-ioctl sm-knemlike-nomap"
+SMX_VM_MPI_CONFIGS_NP2="sm-knemlike smx-knemlike smx-knemlike-single8k smx-knemlike-inplace sm-knemlike-ioctl smx-knemlike-single8k-ioctl sm-knemlike-nomap"
 SMX_VM_MPI_CONFIGS_NP4="smx-knemlike-single8k smx-knemlike-single8k-ioctl"
 # Of those, the ones whose four data programs are enough (stock sm reaching the module
 # another way: the copy ioctl, registrations without exports).
@@ -33,8 +33,9 @@ SMX_VM_KNEMLIKE_MUST_COPY="sm-knemlike-ioctl smx-knemlike-single8k-ioctl"
 # every process exported its address space: the module's export_faults must move (touches
 # of mappings of exports), and must not where exports are off (smsc_knemlike_map false, as
 # with a module of ABI 2). btl/smx maps the sender's buffer of each rendezvous it
-# single-copies.
-SMX_VM_KNEMLIKE_MUST_MAP="sm-knemlike smx-knemlike-single8k"
+# single-copies, and with single copy pinned from 4 KiB (smx-knemlike-inplace) of each
+# eager message from there too (its data left in place: SMX_KIND_IN_PLACE).
+SMX_VM_KNEMLIKE_MUST_MAP="sm-knemlike smx-knemlike-single8k smx-knemlike-inplace"
 SMX_VM_KNEMLIKE_MUST_NOT_MAP="sm-knemlike-nomap"
 
 # mpirun arguments of a configuration, by name.

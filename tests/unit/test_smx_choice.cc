@@ -162,7 +162,7 @@ void init_shared_cache(struct smx_choice *c, bool can_single = true)
 enum smx_way sent_way(const struct smx_choice *c, size_t bytes)
 {
     const uint32_t word = smx_choice_word(c);
-    if (bytes + 80 <= smx_choice_eager_limit(word, bytes, kFrag, kLate)) {
+    if (bytes + 80 <= smx_choice_eager_limit(word, bytes, kFrag, kLate, 0)) {
         return SMX_WAY_EAGER;
     }
     return smx_choice_single(c, bytes) ? SMX_WAY_SINGLE : SMX_WAY_DOUBLE;
@@ -230,12 +230,23 @@ TEST(ChoiceEagerLimit, FollowsTheRangeOfTheMessageAtHand)
         word |= (uint32_t) (SMX_WAY_EAGER == way ? 1 : SMX_WAY_SINGLE == way ? 2 : 0) << (2 * r);
         EXPECT_EQ(way, SMX_CHOICE_WAY(word, r));
     }
-    EXPECT_EQ(SMX_CHOICE_MIN, smx_choice_eager_limit(word, 100, kFrag, kLate));
-    EXPECT_EQ(16384u, smx_choice_eager_limit(word, 5000, kFrag, kLate));   // up to range 2
-    EXPECT_EQ(16384u, smx_choice_eager_limit(word, 20000, kFrag, kLate));  // range 2 by rdv
-    EXPECT_EQ(kFrag, smx_choice_eager_limit(word, 33000, kFrag, kLate));   // capped
-    EXPECT_EQ(65536u, smx_choice_eager_limit(word, 1 << 20, 1 << 20, kLate));
-    EXPECT_EQ(kLate, smx_choice_eager_limit(word | SMX_CHOICE_LATE, 5000, kFrag, kLate));
+    EXPECT_EQ(SMX_CHOICE_MIN, smx_choice_eager_limit(word, 100, kFrag, kLate, 0));
+    EXPECT_EQ(16384u, smx_choice_eager_limit(word, 5000, kFrag, kLate, 0));   // up to range 2
+    EXPECT_EQ(16384u, smx_choice_eager_limit(word, 20000, kFrag, kLate, 0));  // range 2 by rdv
+    EXPECT_EQ(kFrag, smx_choice_eager_limit(word, 33000, kFrag, kLate, 0));   // capped
+    EXPECT_EQ(65536u, smx_choice_eager_limit(word, 1 << 20, 1 << 20, kLate, 0));
+    EXPECT_EQ(kLate, smx_choice_eager_limit(word | SMX_CHOICE_LATE, 5000, kFrag, kLate, 0));
+    // where eager messages may stay in place, a range by single copy that ends within a
+    // fragment goes eagerly, its data in place; a larger one stays a rendezvous
+    EXPECT_TRUE(smx_choice_eagerly(word, 2, 32768));
+    EXPECT_FALSE(smx_choice_eagerly(word, 2, 32767));
+    EXPECT_EQ(65536u, smx_choice_eager_limit(word, 5000, 1 << 20, kLate, 32768));  // 0-3
+    EXPECT_EQ(65536u, smx_choice_eager_limit(word, 20000, 1 << 20, kLate, 32768));
+    EXPECT_EQ(65536u, smx_choice_eager_limit(word, 1 << 20, 1 << 20, kLate, 32768));
+    EXPECT_EQ(16384u, smx_choice_eager_limit(word, 20000, 1 << 20, kLate, 16384)); // too big
+    const uint32_t single4k = (word & ~UINT32_C(3)) | 2u; // range 0 single, 1 eagerly
+    EXPECT_EQ(SMX_CHOICE_MIN, smx_choice_eager_limit(single4k, 5000, kFrag, kLate, 0));
+    EXPECT_EQ(16384u, smx_choice_eager_limit(single4k, 5000, 1 << 20, kLate, 8192));
 }
 
 TEST(Choice, FirstMessageOfTheWayInUseIsNotCounted)
@@ -453,7 +464,7 @@ TEST(Choice, ALateReceiverAsksForEverythingUpToTheLateLimitEagerly)
     struct smx_choice c;
     init_shared_cache(&c);
     c.late = true;
-    EXPECT_EQ(kLate, smx_choice_eager_limit(smx_choice_word(&c), 100000, kFrag, kLate));
+    EXPECT_EQ(kLate, smx_choice_eager_limit(smx_choice_word(&c), 100000, kFrag, kLate, 0));
 }
 
 // Every machine's table: each range ends on a way within a sixteenth of the cheapest, and

@@ -144,12 +144,16 @@ struct mca_btl_smx_component_t {
     int num_modules, modules_finalized;
     bool progress_registered;
     bool smsc_forbidden; /* cma selected where the kernel forbids it: no single copy */
+    bool in_place;       /* the smsc component maps peers' memory: eager messages may stay in
+                            their sender's buffer (SMX_KIND_IN_PLACE) */
 
     /* What this process's transfers did: MPI_T performance variables (btl_smx_<name>),
      * printed at finalize at btl_base_verbose info. Raised with relaxed atomics. */
     struct {
         unsigned long long gets_single_copy; /* rendezvous data pulled by one copy (SMSC) */
         unsigned long long gets_double_copy; /* ... in pieces through chunks */
+        unsigned long long in_place;         /* eager messages copied from their sender's
+                                                buffer through my mapping of it */
         unsigned long long pushes_ahead;     /* rendezvous copied before their get came */
         unsigned long long pushes_parked;    /* ... whose pieces came before my get */
         unsigned long long copy_switches;    /* a peer's size range changed its way */

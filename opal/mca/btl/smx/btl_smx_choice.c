@@ -69,7 +69,16 @@ bool smx_choice_single(const struct smx_choice *c, size_t size)
     return SMX_CHOICE_SINGLE(smx_choice_word(c), r < 0 ? 0 : r);
 }
 
-size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late)
+bool smx_choice_eagerly(uint32_t word, int r, size_t in_place)
+{
+    const unsigned way = SMX_CHOICE_WAY(word, r);
+
+    return SMX_WAY_EAGER == way
+           || (SMX_WAY_SINGLE == way && SMX_CHOICE_MIN << (r + 1) <= in_place);
+}
+
+size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late,
+                              size_t in_place)
 {
     int r = smx_choice_range_of(size);
     size_t limit;
@@ -80,14 +89,14 @@ size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t la
     if (r < 0) {
         return SMX_CHOICE_MIN;
     }
-    if (SMX_WAY_EAGER == SMX_CHOICE_WAY(word, r)) {
-        while (r + 1 < SMX_CHOICE_RANGES && SMX_WAY_EAGER == SMX_CHOICE_WAY(word, r + 1)) {
+    if (smx_choice_eagerly(word, r, in_place)) {
+        while (r + 1 < SMX_CHOICE_RANGES && smx_choice_eagerly(word, r + 1, in_place)) {
             ++r;
         }
         limit = SMX_CHOICE_MIN << (r + 1);
         return limit < most ? limit : most;
     }
-    while (r > 0 && SMX_WAY_EAGER != SMX_CHOICE_WAY(word, r - 1)) {
+    while (r > 0 && !smx_choice_eagerly(word, r - 1, in_place)) {
         --r;
     }
     limit = SMX_CHOICE_MIN << r;

@@ -101,8 +101,12 @@ uint32_t smx_choice_word(const struct smx_choice *c);
  * under 'word': above the message's range where the word sends it eagerly, with as many
  * of the ranges above as go eagerly too (at most 'most'); at its range's start where it
  * goes by rendezvous, with as many of the ranges below as do too (at least SMX_CHOICE_MIN);
- * 'late' where the word says SMX_CHOICE_LATE. */
-size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late);
+ * 'late' where the word says SMX_CHOICE_LATE. A range that goes by single copy and ends at
+ * or below 'in_place' goes eagerly, its data left in place (0: none does). */
+size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late,
+                              size_t in_place);
+/* Does range r of 'word' go eagerly, its data in place or not ('in_place' as above)? */
+bool smx_choice_eagerly(uint32_t word, int r, size_t in_place);
 
 #ifdef __cplusplus
 }

@@ -133,12 +133,15 @@ mca_btl_smx_frag_t *mca_btl_smx_frag_alloc(struct mca_btl_base_endpoint_t *endpo
     frag->counted = !small;
     frag->endpoint = endpoint;
     frag->kind = SMX_KIND_AM;
+    frag->user = NULL;
+    frag->user_len = 0;
+    frag->stamp = 0;
     if (size <= (size_t) c->frag_size) {
         frag->big = NULL;
     }
-    frag->segment.seg_addr.pval = NULL != frag->big ? frag->big : frag->data;
-    frag->segment.seg_len = 0;
-    frag->base.des_segments = &frag->segment;
+    frag->segments[0].seg_addr.pval = NULL != frag->big ? frag->big : frag->data;
+    frag->segments[0].seg_len = 0;
+    frag->base.des_segments = frag->segments;
     frag->base.des_segment_count = 1;
     frag->base.des_cbfunc = NULL;
     frag->base.des_cbdata = NULL;

@@ -21,7 +21,7 @@ struct mca_btl_base_endpoint_t;
  * payload: btl_smx_frag_size bytes, or mca_btl_smx_small_frag_bytes(). */
 struct mca_btl_smx_frag_t {
     mca_btl_base_descriptor_t base;
-    mca_btl_base_segment_t segment;
+    mca_btl_base_segment_t segments[2]; /* the buffer's; the user's data left in place */
     struct mca_btl_base_endpoint_t *endpoint;
     unsigned char *data;
     unsigned char *big; /* a message above a fragment: its own buffer (skew), or NULL */
@@ -32,6 +32,12 @@ struct mca_btl_smx_frag_t {
     struct mca_btl_smx_frag_t *done_next; /* on the component's stack of completed ones */
     uint64_t taken_at; /* its callback waits for the reader's count of a ring's lines to
                           reach this (0: none; mca_btl_smx_posted) */
+    /* The payload left in the user's buffer by prepare_src (contiguous data, where the
+     * module sends in place): copied at post (SMX_KIND_AM), or not at all, the receiver
+     * copying through its mapping (SMX_KIND_IN_PLACE). NULL: all of it in the buffer. */
+    const unsigned char *user;
+    size_t user_len;
+    uint32_t stamp; /* the sender's clock for the receiver (btl_smx_policy.h); 0: none */
 };
 typedef struct mca_btl_smx_frag_t mca_btl_smx_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smx_frag_t);

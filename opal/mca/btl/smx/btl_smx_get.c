@@ -181,7 +181,7 @@ double_copy:
     req->size = size;
     frag->kind = SMX_KIND_GET_REQ;
     frag->tag = 0;
-    frag->segment.seg_len = sizeof(*req);
+    frag->segments[0].seg_len = sizeof(*req);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     return mca_btl_smx_send_internal(frag);
 }

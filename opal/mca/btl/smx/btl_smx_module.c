@@ -125,12 +125,13 @@ static int smx_finalize(struct mca_btl_base_module_t *btl)
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, SMX_OUTPUT,
                         "btl:smx: %s: %llu gets by single copy, %llu by double copy, %llu "
                         "pushed ahead (%llu of peers' came before their receive), %llu "
+                        "eager messages received in place, %llu "
                         "changes of a peer's way as measured, %llu sends queued for room, at "
                         "most %llu of btl_smx_max_frags %d descriptors out at once; %llu pair "
                         "rings, %.0f KiB of chunks made, %.0f KiB of the segment reserved",
                         OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), c->stats.gets_single_copy,
-                        c->stats.gets_double_copy,
-                        c->stats.pushes_ahead, c->stats.pushes_parked, c->stats.copy_switches,
+                        c->stats.gets_double_copy, c->stats.pushes_ahead,
+                        c->stats.pushes_parked, c->stats.in_place, c->stats.copy_switches,
                         c->stats.sends_queued, c->stats.frags_peak, c->max_frags,
                         c->stats.pair_rings, (double) c->area_used / 1024.0,
                         (double) mca_btl_smx_reserved_bytes() / 1024.0);
@@ -174,7 +175,7 @@ static mca_btl_base_descriptor_t *smx_alloc(struct mca_btl_base_module_t *btl,
     if (NULL == frag) {
         return NULL;
     }
-    frag->segment.seg_len = size;
+    frag->segments[0].seg_len = size;
     frag->base.des_flags = flags;
     frag->base.order = order;
     return &frag->base;
@@ -186,7 +187,13 @@ static int smx_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t
     return OPAL_SUCCESS;
 }
 
-/* Pack up to max_send_size - reserve bytes after 'reserve' bytes of header room. */
+/* Up to max_send_size - reserve bytes (more where the eager limit is higher) after
+ * 'reserve' bytes of header room: packed, or,
+ * where ob1 sends eagerly through here (the module sends in place: peers map my memory)
+ * and the data is contiguous, left in the user's buffer, which ob1 keeps until the
+ * fragment completes. From there smx_send copies it straight into shared memory (no
+ * staging copy), or the receiver copies it through its mapping (SMX_KIND_IN_PLACE, where
+ * the peer's word says single copy for its size: btl_smx_policy.h). */
 static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *btl,
                                                   struct mca_btl_base_endpoint_t *endpoint,
                                                   struct opal_convertor_t *convertor,
@@ -197,25 +204,56 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
     struct iovec iov;
     uint32_t iov_count = 1;
 
-    if (reserve > btl->btl_max_send_size) {
+    /* ob1 sends an eager message through here whole, whatever size comes back: up to
+     * the eager limit, above a fragment to a late receiver (btl_smx_skew.c) */
+    const size_t most = btl->btl_eager_limit > btl->btl_max_send_size ? btl->btl_eager_limit
+                                                                       : btl->btl_max_send_size;
+
+    if (reserve > most) {
         return NULL;
     }
-    if (*size > btl->btl_max_send_size - reserve) {
-        *size = btl->btl_max_send_size - reserve;
+    if (*size > most - reserve) {
+        *size = most - reserve;
     }
     frag = mca_btl_smx_frag_alloc(endpoint, reserve + *size);
     if (NULL == frag) {
         return NULL;
     }
-    iov.iov_base = frag->data + reserve;
+    frag->base.des_flags = flags;
+    frag->base.order = order;
+    if (mca_btl_smx_component.in_place && 0 != *size && !opal_convertor_need_buffers(convertor)
+        && !opal_convertor_on_device(convertor)
+        && reserve + *size <= mca_btl_smx_chunk_room_max()) {
+        const size_t total = reserve + *size;
+        void *data;
+
+        opal_convertor_get_current_pointer(convertor, &data);
+        size_t position = convertor->bConverted + *size; /* (as a pack would leave it: ob1
+                                                           sends what follows from there) */
+        opal_convertor_set_position(convertor, &position);
+        frag->user = data;
+        frag->user_len = *size;
+        frag->segments[0].seg_len = reserve; /* (ob1 writes its header there) */
+        /* (ob1 counts what a fragment delivered by its segments) */
+        frag->segments[1].seg_addr.pval = data;
+        frag->segments[1].seg_len = *size;
+        frag->base.des_segment_count = 2;
+        if (total >= SMX_CHOICE_MIN) { /* as btl_sendi does (btl_smx_policy.h) */
+            frag->stamp = mca_btl_smx_stamp(endpoint, false);
+            mca_btl_smx_eager_follow(endpoint, total);
+            if (mca_btl_smx_in_place(endpoint, total)) {
+                frag->kind = SMX_KIND_IN_PLACE;
+            }
+        }
+        return &frag->base;
+    }
+    iov.iov_base = (unsigned char *) frag->segments[0].seg_addr.pval + reserve;
     iov.iov_len = *size;
     if (opal_convertor_pack(convertor, &iov, &iov_count, size) < 0) {
         mca_btl_smx_frag_release(frag);
         return NULL;
     }
-    frag->segment.seg_len = reserve + *size;
-    frag->base.des_flags = flags;
-    frag->base.order = order;
+    frag->segments[0].seg_len = reserve + *size;
     return &frag->base;
 }
 
@@ -263,6 +301,17 @@ static int smx_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     (void) btl;
     frag->tag = tag;
     frag->endpoint = endpoint;
+    /* A payload that prepare_src left in the user's buffer, copied into shared memory now,
+     * with no callback asked for: complete at once (ob1 completes its send request now,
+     * as after btl_sendi). Under threads its callback runs from progress, as any other's
+     * (mca_btl_smx_posted says why). */
+    const uint32_t asked = frag->base.des_flags;
+    if (NULL != frag->user && SMX_KIND_AM == frag->kind && !opal_using_threads()
+        && 0 == (asked & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)
+        && 0 != (asked & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) && mca_btl_smx_send_now(frag)) {
+        mca_btl_smx_frag_release(frag);
+        return 1;
+    }
     /* The callback (if any) always comes from progress. */
     frag->base.des_flags |= MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
     int rc = mca_btl_smx_send_internal(frag);

@@ -269,6 +269,8 @@ static const struct smx_counter {
      "Rendezvous pulled by single copy"},
     {"gets_double_copy", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(gets_double_copy),
      "Rendezvous pulled by double copy (or pushed by the peer)"},
+    {"in_place", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(in_place),
+     "Eager messages received in place (copied through a mapping of the sender's buffer)"},
     {"pushes_ahead", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_ahead),
      "Rendezvous sent unasked"},
     {"pushes_parked", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_parked),

@@ -151,6 +151,7 @@ void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep)
 {
     const struct smx_policy *p = &mca_btl_smx_policy;
     const bool can_single = NULL != ep->smsc_endpoint;
+    const bool mapped = mca_btl_smx_component.in_place; /* peers map my memory */
     uint8_t way[SMX_CHOICE_RANGES], allowed[SMX_CHOICE_RANGES];
 
     if (!p->built) { /* (a peer attached before the first add_procs) */
@@ -161,7 +162,8 @@ void mca_btl_smx_policy_start(mca_btl_smx_endpoint_t *ep)
     for (int r = 0; r < SMX_CHOICE_RANGES; ++r) {
         const size_t start = SMX_CHOICE_MIN << r, end = start << 1;
         uint8_t copies = SMX_WAY_BIT(SMX_WAY_DOUBLE) | (can_single ? SMX_WAY_BIT(SMX_WAY_SINGLE) : 0);
-        bool single = can_single && !smx_shares_cache(ep->cls);
+        /* (a copy through a mapping is one memcpy: as cheap as either copy of two) */
+        bool single = can_single && (!smx_shares_cache(ep->cls) || mapped);
 
         if (SMX_MEASURED != single_pin) { /* the copy is the parameter's */
             single = can_single && SMX_NEVER != single_pin && start >= (size_t) single_pin;
@@ -226,7 +228,7 @@ void mca_btl_smx_want_say(mca_btl_smx_endpoint_t *ep)
     memcpy(frag->data, &word, sizeof(word));
     frag->kind = SMX_KIND_WANT;
     frag->tag = 0;
-    frag->segment.seg_len = sizeof(word);
+    frag->segments[0].seg_len = sizeof(word);
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     (void) mca_btl_smx_send_internal(frag);
     if (opal_output_check_verbosity(MCA_BASE_VERBOSE_TRACE, SMX_OUTPUT)) {

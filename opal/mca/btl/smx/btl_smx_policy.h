@@ -55,6 +55,35 @@ static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendez
     return 0 == (++ep->stamp_tick & 15u) ? mca_btl_smx_stamp_now() : 0;
 }
 
+/* Sender: the largest eager message to ep that may stay in place (its receiver copies
+ * from its mapping of my buffer: SMX_KIND_IN_PLACE), where its word says single copy;
+ * 0: none. Only through my ring to it, whose reader's count completes the fragment. */
+static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
+{
+    return mca_btl_smx_component.in_place && NULL != ep->smsc_endpoint && NULL != ep->out
+                   && SMX_MEASURED == mca_btl_smx_policy.single_pin[ep->cls]
+               ? mca_btl_smx_policy.eager_most
+               : 0;
+}
+
+/* Sender: does an eager message of 'size' bytes (ob1's header included) to ep stay in
+ * place? Where its word says single copy for its size, or from the single-copy threshold
+ * a parameter sets. */
+static inline bool mca_btl_smx_in_place(const mca_btl_smx_endpoint_t *ep, size_t size)
+{
+    const int pin = mca_btl_smx_policy.single_pin[ep->cls];
+    const int r = smx_choice_range_of(size);
+
+    if (!mca_btl_smx_component.in_place || NULL == ep->smsc_endpoint || NULL == ep->out
+        || r < 0) {
+        return false;
+    }
+    if (SMX_MEASURED != pin) {
+        return SMX_NEVER != pin && size >= (size_t) pin;
+    }
+    return SMX_WAY_SINGLE == SMX_CHOICE_WAY(ep->want, r);
+}
+
 /* Sender: ob1 hands me a message of 'size' bytes for ep (eagerly, or the header of a
  * rendezvous); set the class's eager limit, which ob1 reads for its next message, as the
  * peer's word says for messages of this size. */
@@ -69,7 +98,8 @@ static inline void mca_btl_smx_eager_follow(mca_btl_smx_endpoint_t *ep, size_t s
     }
     limit = SMX_SKEW_ALWAYS == mca_btl_smx_component.skew
                 ? p->late_limit
-                : smx_choice_eager_limit(ep->want, size, p->eager_most, p->late_limit);
+                : smx_choice_eager_limit(ep->want, size, p->eager_most, p->late_limit,
+                                         mca_btl_smx_in_place_most(ep));
     if (limit != m->super.btl_eager_limit) {
         m->super.btl_eager_limit = limit;
     }

@@ -5,6 +5,7 @@
  */
 #include "opal_config.h"
 
+#include "opal/mca/smsc/smsc.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -74,6 +75,47 @@ static size_t smx_gather_multi(mca_btl_smx_endpoint_t *ep, const void *payload, 
     return total;
 }
 
+/* An upper-layer fragment whose data stayed in its sender's buffer (struct smx_in_place,
+ * then the header): the data mapped (the smsc component caches the mapping), handed over
+ * as a second segment, unmapped once the callback has copied it. Its sender's fragment
+ * completes once I am past its record. Where it is read is read once: the record is in
+ * shared memory. A mapping refused (the peer's memory is not where it says, or this
+ * process is out of mappings) leaves a message that cannot be delivered: the job ends,
+ * saying so. */
+static void smx_deliver_in_place(mca_btl_smx_endpoint_t *ep, uint8_t tag,
+                                 const unsigned char *payload, size_t len)
+{
+    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+    struct smx_in_place at;
+    void *ctx = NULL, *data = NULL;
+
+    if (len < sizeof(at)) {
+        mca_btl_smx_fatal(ep, "a malformed in-place message");
+    }
+    memcpy(&at, payload, sizeof(at));
+    if (NULL != ep->smsc_endpoint && 0 != at.len) {
+        ctx = MCA_SMSC_CALL(map_peer_region, ep->smsc_endpoint, 0, (void *) (uintptr_t) at.addr,
+                            (size_t) at.len, &data);
+    }
+    if (NULL == ctx) {
+        mca_btl_smx_fatal(ep, "an in-place message whose data cannot be mapped here");
+    }
+    mca_btl_base_segment_t seg[2] = {
+        {.seg_addr.pval = (void *) (payload + sizeof(at)), .seg_len = len - sizeof(at)},
+        {.seg_addr.pval = data, .seg_len = (size_t) at.len}};
+    mca_btl_base_receive_descriptor_t desc = {.endpoint = ep,
+                                              .des_segments = seg,
+                                              .des_segment_count = 2,
+                                              .tag = tag,
+                                              .cbdata = reg->cbdata};
+    reg->cbfunc(&ep->module->super, &desc);
+    MCA_SMSC_CALL(unmap_peer_region, ctx);
+    mca_btl_smx_count(&mca_btl_smx_component.stats.in_place);
+    if (0 != at.stamp) {
+        mca_btl_smx_measured(ep, len - sizeof(at) + (size_t) at.len, SMX_WAY_SINGLE, at.stamp);
+    }
+}
+
 /* A message from a peer: upper-layer fragments go to the registered callback, with the
  * module of the peer's class (ob1 looks its RDMA BTL up by that pointer). A stamped one
  * (its sender's clock, btl_smx_policy.h) is measured once the callback has put its data
@@ -86,7 +128,8 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
      * message from a sender I am late to is one I took (not a piece of a get of mine: I
      * wait for those whatever) */
     c->delivering = ep;
-    if (OPAL_UNLIKELY(ep->skew_late) && (SMX_KIND_AM == kind || SMX_KIND_MULTI == kind)) {
+    if (OPAL_UNLIKELY(ep->skew_late)
+        && (SMX_KIND_AM == kind || SMX_KIND_MULTI == kind || SMX_KIND_IN_PLACE == kind)) {
         mca_btl_smx_skew_heard(ep);
     }
     if (SMX_KIND_MULTI == kind) {
@@ -114,6 +157,9 @@ static void smx_deliver(mca_btl_smx_endpoint_t *ep, uint8_t kind, uint8_t tag, v
         break;
     case SMX_KIND_GET_DATA:
         mca_btl_smx_get_piece_arrived(ep, payload, len);
+        break;
+    case SMX_KIND_IN_PLACE:
+        smx_deliver_in_place(ep, tag, payload, len);
         break;
     case SMX_KIND_WANT:
         if (!mca_btl_smx_want_heard(ep, payload, len)) {
@@ -208,6 +254,62 @@ static int smx_poll_ring(mca_btl_smx_endpoint_t *ep, int most)
     return n;
 }
 
+/* The completed fragments: the whole stack at once (another thread in progress takes
+ * what is pushed after), in the order they were pushed; callbacks may push more. One whose
+ * receiver has not taken it yet (mca_btl_smx_posted) goes back on it, in order, after the
+ * loop. The count completed. */
+static int smx_complete(void)
+{
+    mca_btl_smx_component_t *c = &mca_btl_smx_component;
+    int events = 0;
+    mca_btl_smx_frag_t *later = NULL, **later_end = &later;
+    for (;;) {
+        mca_btl_smx_frag_t *frag = __atomic_load_n(&c->completed, __ATOMIC_RELAXED), *next;
+        mca_btl_smx_frag_t *first = NULL;
+
+        if (NULL == frag
+            || NULL == (frag = __atomic_exchange_n(&c->completed, NULL, __ATOMIC_ACQUIRE))) {
+            break;
+        }
+        for (; NULL != frag; frag = next) { /* (pushed last first: turned round) */
+            next = frag->done_next;
+            frag->done_next = first;
+            first = frag;
+        }
+        for (frag = first; NULL != frag; frag = next) {
+            /* The callback may free a descriptor it owns: read the flags first. One the
+             * BTL releases below leaves the count of fragments out now, so that a send
+             * ob1 retries from the callback (held back at btl_smx_max_frags) finds room. */
+            const uint32_t flags = frag->base.des_flags;
+            next = frag->done_next;
+            if (0 != frag->taken_at
+                && __atomic_load_n(&frag->endpoint->out->consumed, __ATOMIC_ACQUIRE)
+                       < frag->taken_at) {
+                *later_end = frag;
+                later_end = &frag->done_next;
+                continue;
+            }
+            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+                mca_btl_smx_frag_uncount(frag);
+            }
+            if (NULL != frag->base.des_cbfunc) {
+                frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint,
+                                      &frag->base, OPAL_SUCCESS);
+            }
+            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+                mca_btl_smx_frag_release(frag);
+            }
+            events++;
+        }
+    }
+    *later_end = NULL;
+    for (mca_btl_smx_frag_t *frag = later, *next; NULL != frag; frag = next) {
+        next = frag->done_next;
+        mca_btl_smx_completed_push(frag);
+    }
+    return events;
+}
+
 /* Deliver what my queue and the rings to me hold, feed the gets I serve, retry fragments
  * waiting for room, then complete the fragments already sent. Only the peers that use a
  * ring to me, or have work waiting here, are visited: idle peers cost nothing. */
@@ -218,6 +320,16 @@ int mca_btl_smx_progress(void)
 
     if (NULL == c->peers) {
         return 0;
+    }
+    /* Sends that completed first, and back to the caller if any did: a send in place
+     * completes once its receiver has copied it, and that receiver's answer may be in my
+     * ring already; delivered before the caller (waiting for that send) can post its
+     * receive, the answer would be unexpected, copied twice. */
+    if (NULL != __atomic_load_n(&c->completed, __ATOMIC_RELAXED)) {
+        events = smx_complete();
+        if (0 != events) {
+            return events;
+        }
     }
     /* One reader of my queue and rings: another thread already polling is enough. */
     if (!opal_using_threads() || !opal_mutex_trylock(&c->poll_lock)) {
@@ -298,54 +410,6 @@ int mca_btl_smx_progress(void)
             opal_mutex_unlock(&ep->lock);
         }
     }
-    /* The completed fragments: the whole stack at once (another thread in progress takes
-     * what is pushed after), in the order they were pushed; callbacks may push more.
-     * One whose receiver has not taken it yet (mca_btl_smx_posted) goes back on it, in
-     * order, after the loop. */
-    mca_btl_smx_frag_t *later = NULL, **later_end = &later;
-    for (;;) {
-        mca_btl_smx_frag_t *frag = __atomic_load_n(&c->completed, __ATOMIC_RELAXED), *next;
-        mca_btl_smx_frag_t *first = NULL;
-
-        if (NULL == frag
-            || NULL == (frag = __atomic_exchange_n(&c->completed, NULL, __ATOMIC_ACQUIRE))) {
-            break;
-        }
-        for (; NULL != frag; frag = next) { /* (pushed last first: turned round) */
-            next = frag->done_next;
-            frag->done_next = first;
-            first = frag;
-        }
-        for (frag = first; NULL != frag; frag = next) {
-            /* The callback may free a descriptor it owns: read the flags first. One the
-             * BTL releases below leaves the count of fragments out now, so that a send
-             * ob1 retries from the callback (held back at btl_smx_max_frags) finds room. */
-            const uint32_t flags = frag->base.des_flags;
-            next = frag->done_next;
-            if (0 != frag->taken_at
-                && __atomic_load_n(&frag->endpoint->out->consumed, __ATOMIC_ACQUIRE)
-                       < frag->taken_at) {
-                *later_end = frag;
-                later_end = &frag->done_next;
-                continue;
-            }
-            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-                mca_btl_smx_frag_uncount(frag);
-            }
-            if (NULL != frag->base.des_cbfunc) {
-                frag->base.des_cbfunc(&frag->endpoint->module->super, frag->endpoint,
-                                      &frag->base, OPAL_SUCCESS);
-            }
-            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-                mca_btl_smx_frag_release(frag);
-            }
-            events++;
-        }
-    }
-    *later_end = NULL;
-    for (mca_btl_smx_frag_t *frag = later, *next; NULL != frag; frag = next) {
-        next = frag->done_next;
-        mca_btl_smx_completed_push(frag);
-    }
+    events += smx_complete(); /* (what was posted just now) */
     return events;
 }

@@ -454,25 +454,43 @@ void mca_btl_smx_copy_in_measured(mca_btl_smx_endpoint_t *ep, void *to, const vo
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
 {
     const size_t first = SMX_FIRST_LINE_ROOM;
-    const size_t len = frag->segment.seg_len;
+    const unsigned char *buf = frag->segments[0].seg_addr.pval; /* (frag->big, or ->data) */
+    const size_t head = frag->segments[0].seg_len;
+    const bool place = SMX_KIND_IN_PLACE == frag->kind;
+    const size_t len = head + (place ? sizeof(struct smx_in_place) : frag->user_len);
     struct smx_post p;
     unsigned char *data;
 
     if (len > mca_btl_smx_chunk_room_max()) { /* eagerly to a late receiver */
-        return mca_btl_smx_post_multi(frag->endpoint, frag->segment.seg_addr.pval, len, NULL, 0,
+        return mca_btl_smx_post_multi(frag->endpoint, frag->segments[0].seg_addr.pval, len, NULL, 0,
                                       frag->tag);
     }
     if (!mca_btl_smx_post_begin(frag->endpoint, len, false, &p)) {
         return false;
     }
+    p.stamp = frag->stamp;
+    data = p.data;
+    if (place) { /* where the data is, then the upper layer's header */
+        const struct smx_in_place at = {.addr = (uint64_t) (uintptr_t) frag->user,
+                                        .len = frag->user_len, .stamp = frag->stamp};
+        memcpy(data, &at, sizeof(at));
+        memcpy(data + sizeof(at), buf, head);
+        mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
+        return true;
+    }
+    if (NULL != frag->user) { /* the payload straight from the user's buffer */
+        mca_btl_smx_copy_in(frag->endpoint, data + head, frag->user, frag->user_len);
+        memcpy(data, buf, head);
+        mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
+        return true;
+    }
     /* What lies beyond a record's first cache line first, the line the receiver polls
      * last and in one burst (the fragment is in cache, so the order costs no extra copy,
      * where btl_sendi would need a gather on the stack). */
-    data = p.data;
     if (len > first) {
-        mca_btl_smx_copy_in(frag->endpoint, data + first, frag->data + first, len - first);
+        mca_btl_smx_copy_in(frag->endpoint, data + first, buf + first, len - first);
     }
-    memcpy(data, frag->data, len < first ? len : first);
+    memcpy(data, buf, len < first ? len : first);
     mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
     return true;
 }
@@ -490,10 +508,24 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
  * written, and only under threads. */
 void mca_btl_smx_posted(mca_btl_smx_endpoint_t *ep, mca_btl_smx_frag_t *frag)
 {
-    frag->taken_at = opal_using_threads() && NULL != ep->out && NULL != frag->base.des_cbfunc
+    /* (one in place: once its receiver has copied the data, always; it went into my ring) */
+    frag->taken_at = SMX_KIND_IN_PLACE == frag->kind
+                             || (opal_using_threads() && NULL != ep->out
+                                 && NULL != frag->base.des_cbfunc)
                          ? ep->out_head
                          : 0;
     mca_btl_smx_completed_push(frag);
+}
+
+bool mca_btl_smx_send_now(mca_btl_smx_frag_t *frag)
+{
+    mca_btl_smx_endpoint_t *ep = frag->endpoint;
+    bool posted;
+
+    OPAL_THREAD_LOCK(&ep->lock);
+    posted = opal_list_is_empty(&ep->pending) && mca_btl_smx_try_post(frag);
+    OPAL_THREAD_UNLOCK(&ep->lock);
+    return posted;
 }
 
 /* Post now if nothing of this peer's is waiting (per-peer order), else queue. */

@@ -46,6 +46,9 @@ static inline void mca_btl_smx_copy_in(mca_btl_smx_endpoint_t *ep, void *to, con
 }
 /* Post now if nothing of this peer's is waiting (per-peer order), else queue. */
 int mca_btl_smx_send_internal(mca_btl_smx_frag_t *frag);
+/* Post now if nothing of this peer's is waiting, without a completion to run; false: not
+ * posted (nothing done). */
+bool mca_btl_smx_send_now(mca_btl_smx_frag_t *frag);
 /* Post frag now (the peer's lock held); false: no room. */
 bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag);
 /* Post a message of header_size + payload_size bytes (the payload from the convertor; or,

@@ -34,6 +34,8 @@ enum smx_kind {
     SMX_KIND_MULTI,   /* an upper-layer fragment larger than a chunk, in several (struct
                          smx_chunk_list), dispatched by its tag */
     SMX_KIND_WANT,    /* "send me your messages this way": a 32-bit word (btl_smx_choice.h) */
+    SMX_KIND_IN_PLACE, /* an upper-layer fragment whose data stays in the sender's memory, for
+                          the receiver to copy through its mapping (struct smx_in_place) */
 };
 
 /*
@@ -175,6 +177,17 @@ struct smx_segment_header {
 };
 _Static_assert(0 == sizeof(struct smx_segment_header) % 4096,
                "the receive queue starts on a page boundary");
+
+/* Payload of SMX_KIND_IN_PLACE: this, then the upper layer's header. The data: 'len' bytes
+ * at 'addr' of the sender's address space, which the receiver maps through the smsc
+ * component (MCA_SMSC_FEATURE_CAN_MAP) and hands the upper layer as a second segment; the
+ * sender's fragment completes once the receiver is past the record (a pair ring's only). */
+struct smx_in_place {
+    uint64_t addr;
+    uint64_t len;
+    uint32_t stamp; /* the sender's clock (btl_smx_policy.h); 0: not timed */
+    uint32_t pad;
+};
 
 /* Payload of SMX_KIND_GET_REQ. */
 struct smx_get_request {

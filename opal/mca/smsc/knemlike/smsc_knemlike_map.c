@@ -43,15 +43,10 @@
 
 /* --- this process's export --- */
 
-/* The end of user space. x86-64 with 4-level page tables: one page below 2^47 (the
- * kernel's TASK_SIZE_MAX; a process maps above only if it asks, with 5-level tables).
- * Elsewhere the top of the highest mapping but the vsyscall page (the stack, as
- * smsc/xpmem finds it). 0 if unknown. */
-static uint64_t knemlike_user_space_end(void)
+/* The top of the highest mapping but the vsyscall page, and the vDSO's where
+ * 'without_vdso' (the stack, as smsc/xpmem finds it); 0 if unknown. */
+static uint64_t knemlike_maps_end(bool without_vdso)
 {
-#if defined(__x86_64__)
-    return 0x7ffffffff000ULL;
-#else
     uint64_t end = 0;
     char line[512];
     FILE *maps = fopen("/proc/self/maps", "r");
@@ -61,12 +56,25 @@ static uint64_t knemlike_user_space_end(void)
     while (fgets(line, sizeof(line), maps)) {
         unsigned long long lo, hi;
         if (2 == sscanf(line, "%llx-%llx", &lo, &hi) && NULL == strstr(line, "[vsyscall]")
-            && hi > end) {
+            && !(without_vdso && (NULL != strstr(line, "[vdso]") || NULL != strstr(line, "[vvar"))) && hi > end) {
             end = hi;
         }
     }
     fclose(maps);
     return end;
+}
+
+/* The end of user space. x86-64 with 4-level page tables: one page below 2^47 (the
+ * kernel's TASK_SIZE_MAX; a process maps above only if it asks, with 5-level tables);
+ * a kernel whose user space ends lower refuses that (EFAULT: User-mode Linux, whose vDSO
+ * sits at its end), and the export then ends at the stack. Elsewhere where the maps end.
+ * 0 if unknown. */
+static uint64_t knemlike_user_space_end(void)
+{
+#if defined(__x86_64__)
+    return 0x7ffffffff000ULL;
+#else
+    return knemlike_maps_end(false);
 #endif
 }
 
@@ -92,7 +100,15 @@ bool mca_smsc_knemlike_export_publish(void)
         } else {
             req.len = end - req.addr;
             /* without KNEMLIKE_EXPORT_ANY_USER: the peers of a job run as one user */
-            if (ioctl(c->fd, KNEMLIKE_IOC_EXPORT, &req)) {
+            rc = ioctl(c->fd, KNEMLIKE_IOC_EXPORT, &req);
+            if (0 != rc && EFAULT == errno) {
+                end = knemlike_maps_end(true) & ~(page - 1);
+                if (end > req.addr && end < req.addr + req.len) {
+                    req.len = end - req.addr;
+                    rc = ioctl(c->fd, KNEMLIKE_IOC_EXPORT, &req);
+                }
+            }
+            if (0 != rc) {
                 why = strerror(errno);
             }
         }
