@@ -230,14 +230,41 @@ static int knemlike_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+#ifdef CONFIG_UML
+/* User-mode Linux brings a process's page-table changes to the host only when that process
+ * next enters the kernel: a peer that runs on through a mapping of another process's
+ * memory (an attachment, a mapping of an export) goes on reading the pages the owner has
+ * since freed or replaced. Mappings are refused there unless asked for, by benchmarks
+ * that never free or replace what they send; copies by ioctl stay right.
+ */
+static bool knemlike_uml_mappings;
+module_param_named(uml_mappings, knemlike_uml_mappings, bool, 0444);
+MODULE_PARM_DESC(uml_mappings,
+		 "User-mode Linux: allow attachments and exports, whose mappings do not follow their owner's memory here (benchmarks only)");
+
+static bool knemlike_mappings_allowed(void)
+{
+	if (knemlike_uml_mappings)
+		return true;
+	pr_notice_once("knemlike: mappings refused: under User-mode Linux they do not follow their owner's memory (uml_mappings=1 allows them, for benchmarks)\n");
+	return false;
+}
+#else
+static bool knemlike_mappings_allowed(void)
+{
+	return true;
+}
+#endif
+
 static long knemlike_ioctl_get_info(void __user *uarg)
 {
+	const u32 mappings = KNEMLIKE_FEATURE_ATTACH | KNEMLIKE_FEATURE_EXPORT;
 	struct knemlike_info info = {
 		.abi_version = KNEMLIKE_ABI_VERSION,
 		.features = KNEMLIKE_FEATURE_VECTOR_COPY | KNEMLIKE_FEATURE_FOLLOWS_MAPPING |
 			    (IS_ENABLED(CONFIG_MMU_NOTIFIER) ?
-			     KNEMLIKE_FEATURE_HOLD_PAGES | KNEMLIKE_FEATURE_ATTACH |
-			     KNEMLIKE_FEATURE_EXPORT : 0),
+			     KNEMLIKE_FEATURE_HOLD_PAGES |
+			     (knemlike_mappings_allowed() ? mappings : 0) : 0),
 		.max_segments = READ_ONCE(knemlike_max_segments),
 		.max_regions_per_file = READ_ONCE(knemlike_max_regions_per_file),
 		.max_region_bytes = (u64)READ_ONCE(knemlike_max_region_mb) << 20,
@@ -377,16 +404,16 @@ static long knemlike_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		err = knemlike_ioctl_copy(uarg);
 		break;
 	case KNEMLIKE_IOC_ATTACH:
-		err = knemlike_ioctl_attach(file, uarg);
+		err = knemlike_mappings_allowed() ? knemlike_ioctl_attach(file, uarg) : -EOPNOTSUPP;
 		break;
 	case KNEMLIKE_IOC_EXPORT:
-		err = knemlike_ioctl_export(file, uarg);
+		err = knemlike_mappings_allowed() ? knemlike_ioctl_export(file, uarg) : -EOPNOTSUPP;
 		break;
 	case KNEMLIKE_IOC_EXPORT_DESTROY:
 		err = knemlike_ioctl_export_destroy(kf, uarg);
 		break;
 	case KNEMLIKE_IOC_EXPORT_ATTACH:
-		err = knemlike_ioctl_export_attach(uarg);
+		err = knemlike_mappings_allowed() ? knemlike_ioctl_export_attach(uarg) : -EOPNOTSUPP;
 		break;
 	default:
 		err = -ENOTTY;

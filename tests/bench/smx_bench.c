@@ -165,10 +165,31 @@ struct buffers {
     struct bu_pool pool;
 };
 
+/* One arena per role (0 sending, 1 receiving) for the whole run, taken before the first
+ * message at the largest size's span (arenas_reserve) and never freed: a buffer's address
+ * never gets other pages, which a peer that maps it would not see in a User-mode Linux
+ * guest (tests/bench/run-bench-uml), and each size reuses pages already faulted in. */
+static struct {
+    uint8_t *base;
+    size_t size;
+} arena[2];
+
+static uint8_t *arena_get(int role, size_t span)
+{
+    if (span > arena[role].size) { /* (the old one kept) */
+        if (posix_memalign((void **) &arena[role].base, ALIGN, span)) {
+            die("out of memory for the buffer pool");
+        }
+        memset(arena[role].base, 0, span); /* (its pages are there before a peer maps one) */
+        arena[role].size = span;
+    }
+    return arena[role].base;
+}
+
 /* At least 'least' slots: a window's messages are in flight together and each needs a
  * buffer of its own (or the receiver's check would read another message's stamp). */
-static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes, size_t least,
-                         int random_order, unsigned long long seed)
+static void buffers_init(struct buffers *b, int role, size_t pool_bytes, size_t msg_bytes,
+                         size_t least, int random_order, unsigned long long seed)
 {
     if (bu_pool_plan(&b->pool, pool_bytes, msg_bytes, ALIGN, least)) {
         die("cannot plan the buffer pool");
@@ -176,11 +197,8 @@ static void buffers_init(struct buffers *b, size_t pool_bytes, size_t msg_bytes,
     if (random_order && bu_pool_shuffle(&b->pool, seed)) {
         die("out of memory for the buffer pool's order");
     }
-    size_t span = bu_pool_span(&b->pool);
-    if (posix_memalign((void **) &b->base, ALIGN, span)) {
-        die("out of memory for the buffer pool");
-    }
-    memset(b->base, 0, span); /* fault every page in before timing */
+    b->base = arena_get(role, bu_pool_span(&b->pool));
+    memset(b->base, 0, bu_pool_span(&b->pool)); /* fault every page in before timing */
 }
 
 static uint8_t *buffers_next(struct buffers *b)
@@ -347,12 +365,34 @@ static double run_batch(const struct options *o, struct buffers *sb, struct buff
     return t;
 }
 
+static int windowed_mode(const struct options *o)
+{
+    return MODE_BW == o->mode || MODE_SKEW == o->mode || MODE_SKEW_CONSUMER == o->mode;
+}
+
+/* Both arenas at the largest span any size needs, before the first message. */
+static void arenas_reserve(const struct options *o)
+{
+    size_t most = ALIGN;
+    for (int i = 0; i < o->nsizes; ++i) {
+        const size_t len = o->sizes[i];
+        const size_t msg = MODE_ALLTOALL == o->mode ? len * (size_t) nranks : len;
+        struct bu_pool pool;
+        if (0 == bu_pool_plan(&pool, o->off_cache_bytes, msg, ALIGN,
+                              windowed_mode(o) ? (size_t) o->window : 1)) {
+            most = bu_pool_span(&pool) > most ? bu_pool_span(&pool) : most;
+            bu_pool_release(&pool);
+        }
+    }
+    (void) arena_get(0, most);
+    (void) arena_get(1, most);
+}
+
 static void measure(const struct options *o, size_t len)
 {
     /* alltoall moves nranks blocks per call and per buffer */
     size_t msg = MODE_ALLTOALL == o->mode ? len * (size_t) nranks : len;
-    const int windowed = MODE_BW == o->mode || MODE_SKEW == o->mode
-                         || MODE_SKEW_CONSUMER == o->mode;
+    const int windowed = windowed_mode(o);
     size_t per_op = windowed ? len * (size_t) o->window : msg;
     int iters = bu_iterations(per_op, o->target_bytes / (size_t) o->samples, 2, 100000);
     if (windowed && iters > 1000) {
@@ -368,8 +408,9 @@ static void measure(const struct options *o, size_t len)
 
     const size_t least = windowed ? (size_t) o->window : 1;
     const double t0 = MPI_Wtime();
-    buffers_init(&sb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 1);
-    buffers_init(&rb, o->off_cache_bytes, msg, least, o->random_order, 2 * (unsigned) rank + 2);
+    const size_t pool = o->off_cache_bytes;
+    buffers_init(&sb, 0, pool, msg, least, o->random_order, 2 * (unsigned) rank + 1);
+    buffers_init(&rb, 1, pool, msg, least, o->random_order, 2 * (unsigned) rank + 2);
     const double touch = MPI_Wtime() - t0;
     /* warm-up: connections, registrations, the library's first touches */
     const double warmup = run_batch(o, &sb, &rb, len, iters / 10 + 1);
@@ -390,8 +431,6 @@ static void measure(const struct options *o, size_t len)
     free(t);
     bu_pool_release(&sb.pool);
     bu_pool_release(&rb.pool);
-    free(sb.base);
-    free(rb.base);
 }
 
 /* The control variable's value as a string, through MPI_T; "(none)" if there is none. */
@@ -519,6 +558,7 @@ int main(int argc, char **argv)
     if (NULL != o.pvar) {
         bind_pvar(o.pvar);
     }
+    arenas_reserve(&o);
     for (int i = 0; i < o.nsizes; ++i) {
         measure(&o, o.sizes[i]);
     }

@@ -75,8 +75,8 @@ static inline bool mca_btl_smx_in_place(const mca_btl_smx_endpoint_t *ep, size_t
     const int r = smx_choice_range_of(size);
 
     if (!mca_btl_smx_component.in_place || NULL == ep->smsc_endpoint || NULL == ep->out
-        || r < 0) {
-        return false;
+        || r < 0 || 0 != (ep->want & SMX_CHOICE_LATE)) {
+        return false; /* (a late receiver gets copies: in place, I would wait for it) */
     }
     if (SMX_MEASURED != pin) {
         return SMX_NEVER != pin && size >= (size_t) pin;
