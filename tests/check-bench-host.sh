@@ -85,6 +85,24 @@ else
 	status=1
 fi
 
+# What two cores copying halves gain over one (tests/bench/split-copy, no MPI: the most a
+# cooperative copy could): a time for each way at every size, every copy's bytes right
+# (it exits 1 naming a wrong copy).
+"${CC:-cc}" -O2 -Wall -Wextra -Werror -pthread -o "$work/split-copy" \
+	"$SMX_TOP/tests/bench/split-copy.c" "$SMX_TOP/tests/bench/bench_util.c"
+if out=$("$work/split-copy" --reps 3 --sizes 64K,1M --off-cache 16); then
+	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ && $2 > 0 && $3 > 0 && $4 > 0 { r++ } END { print r + 0 }' <<<"$out")
+	if [ "$rows" = 2 ]; then
+		echo "ok: split-copy: one core and two timed at 2 sizes, every copy's bytes right"
+	else
+		echo "FAIL: split-copy: expected 2 rows of times, found $rows"; echo "$out"
+		status=1
+	fi
+else
+	echo "FAIL: split-copy failed:"; echo "$out"
+	status=1
+fi
+
 # The threaded message rate (tests/bench/smx_threads): 4 ranks of 3 threads, each thread
 # with a peer of its own, on btl/smx and on stock btl/sm; then 2 ranks of 4 threads that
 # share their peer, with synchronous sends (blocking MPI_Ssend one at a time, as MPICH's

@@ -247,6 +247,10 @@ TEST(ChoiceEagerLimit, FollowsTheRangeOfTheMessageAtHand)
     const uint32_t single4k = (word & ~UINT32_C(3)) | 2u; // range 0 single, 1 eagerly
     EXPECT_EQ(SMX_CHOICE_MIN, smx_choice_eager_limit(single4k, 5000, kFrag, kLate, 0));
     EXPECT_EQ(16384u, smx_choice_eager_limit(single4k, 5000, 1 << 20, kLate, 8192));
+    // a top range in place passes a fragment (its data needs no room): 32-64 KiB single
+    const uint32_t single32k = (word & ~(UINT32_C(3) << 6)) | (UINT32_C(2) << 6);
+    EXPECT_EQ(65536u, smx_choice_eager_limit(single32k, 40000, kFrag, kLate, 65536));
+    EXPECT_EQ(32768u, smx_choice_eager_limit(single32k, 40000, kFrag, kLate, 32768));
 }
 
 TEST(Choice, FirstMessageOfTheWayInUseIsNotCounted)

@@ -94,7 +94,8 @@ size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t la
             ++r;
         }
         limit = SMX_CHOICE_MIN << (r + 1);
-        return limit < most ? limit : most;
+        /* (a top range in place may pass a fragment: its data stays where it is) */
+        return limit < most || SMX_WAY_SINGLE == SMX_CHOICE_WAY(word, r) ? limit : most;
     }
     while (r > 0 && !smx_choice_eagerly(word, r - 1, in_place)) {
         --r;

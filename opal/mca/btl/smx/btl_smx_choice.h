@@ -102,7 +102,7 @@ uint32_t smx_choice_word(const struct smx_choice *c);
  * of the ranges above as go eagerly too (at most 'most'); at its range's start where it
  * goes by rendezvous, with as many of the ranges below as do too (at least SMX_CHOICE_MIN);
  * 'late' where the word says SMX_CHOICE_LATE. A range that goes by single copy and ends at
- * or below 'in_place' goes eagerly, its data left in place (0: none does). */
+ * or below 'in_place' goes eagerly, its data left in place (0: none does), 'most' or not. */
 size_t smx_choice_eager_limit(uint32_t word, size_t size, size_t most, size_t late,
                               size_t in_place);
 /* Does range r of 'word' go eagerly, its data in place or not ('in_place' as above)? */

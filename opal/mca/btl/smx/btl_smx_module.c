@@ -215,22 +215,33 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
     if (*size > most - reserve) {
         *size = most - reserve;
     }
-    frag = mca_btl_smx_frag_alloc(endpoint, reserve + *size);
-    if (NULL == frag) {
-        return NULL;
+    const size_t total = reserve + *size;
+    const bool contiguous = mca_btl_smx_component.in_place && 0 != *size
+                            && !opal_convertor_need_buffers(convertor)
+                            && !opal_convertor_on_device(convertor);
+    uint32_t stamp = 0;
+    bool place = false;
+    if (contiguous && total >= SMX_CHOICE_MIN) { /* as btl_sendi does (btl_smx_policy.h) */
+        stamp = mca_btl_smx_stamp(endpoint, false);
+        mca_btl_smx_eager_follow(endpoint, total);
+        place = mca_btl_smx_in_place(endpoint, total);
     }
-    frag->base.des_flags = flags;
-    frag->base.order = order;
-    if (mca_btl_smx_component.in_place && 0 != *size && !opal_convertor_need_buffers(convertor)
-        && !opal_convertor_on_device(convertor)
-        && reserve + *size <= mca_btl_smx_chunk_room_max()) {
-        const size_t total = reserve + *size;
+    if (place || (contiguous && total <= mca_btl_smx_chunk_room_max())) {
         void *data;
 
+        /* (the buffer holds ob1's header only) */
+        frag = mca_btl_smx_frag_alloc(endpoint, reserve + sizeof(struct smx_in_place));
+        if (NULL == frag) {
+            return NULL;
+        }
+        frag->base.des_flags = flags;
+        frag->base.order = order;
         opal_convertor_get_current_pointer(convertor, &data);
         size_t position = convertor->bConverted + *size; /* (as a pack would leave it: ob1
                                                            sends what follows from there) */
         opal_convertor_set_position(convertor, &position);
+        frag->kind = place ? SMX_KIND_IN_PLACE : SMX_KIND_AM;
+        frag->stamp = stamp;
         frag->user = data;
         frag->user_len = *size;
         frag->segments[0].seg_len = reserve; /* (ob1 writes its header there) */
@@ -238,15 +249,14 @@ static mca_btl_base_descriptor_t *smx_prepare_src(struct mca_btl_base_module_t *
         frag->segments[1].seg_addr.pval = data;
         frag->segments[1].seg_len = *size;
         frag->base.des_segment_count = 2;
-        if (total >= SMX_CHOICE_MIN) { /* as btl_sendi does (btl_smx_policy.h) */
-            frag->stamp = mca_btl_smx_stamp(endpoint, false);
-            mca_btl_smx_eager_follow(endpoint, total);
-            if (mca_btl_smx_in_place(endpoint, total)) {
-                frag->kind = SMX_KIND_IN_PLACE;
-            }
-        }
         return &frag->base;
     }
+    frag = mca_btl_smx_frag_alloc(endpoint, total);
+    if (NULL == frag) {
+        return NULL;
+    }
+    frag->base.des_flags = flags;
+    frag->base.order = order;
     iov.iov_base = (unsigned char *) frag->segments[0].seg_addr.pval + reserve;
     iov.iov_len = *size;
     if (opal_convertor_pack(convertor, &iov, &iov_count, size) < 0) {

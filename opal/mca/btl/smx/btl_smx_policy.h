@@ -57,12 +57,16 @@ static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendez
 
 /* Sender: the largest eager message to ep that may stay in place (its receiver copies
  * from its mapping of my buffer: SMX_KIND_IN_PLACE), where its word says single copy;
- * 0: none. Only through my ring to it, whose reader's count completes the fragment. */
+ * 0: none. Only through my ring to it, whose reader's count completes the fragment. Its
+ * data needs no room in shared memory, so it may pass a fragment: up to SMX_IN_PLACE_MAX,
+ * where a rendezvous's handshake is a small part of a single copy, and ob1 buffers a
+ * message that comes before its receive. */
+#define SMX_IN_PLACE_MAX ((size_t) 65536)
 static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
 {
     return mca_btl_smx_component.in_place && NULL != ep->smsc_endpoint && NULL != ep->out
                    && SMX_MEASURED == mca_btl_smx_policy.single_pin[ep->cls]
-               ? mca_btl_smx_policy.eager_most
+               ? SMX_IN_PLACE_MAX
                : 0;
 }
 
@@ -81,7 +85,8 @@ static inline bool mca_btl_smx_in_place(const mca_btl_smx_endpoint_t *ep, size_t
     if (SMX_MEASURED != pin) {
         return SMX_NEVER != pin && size >= (size_t) pin;
     }
-    return SMX_WAY_SINGLE == SMX_CHOICE_WAY(ep->want, r);
+    return SMX_WAY_SINGLE == SMX_CHOICE_WAY(ep->want, r)
+           && SMX_CHOICE_MIN << (r + 1) <= SMX_IN_PLACE_MAX;
 }
 
 /* Sender: ob1 hands me a message of 'size' bytes for ep (eagerly, or the header of a
