@@ -75,6 +75,19 @@ if expect inside 0; then
 	fi
 fi
 
+# Mappings (attachments, exports) do not follow their owner's memory under UML: the module
+# is loaded without them (a process then copies by ioctl), and with --module-param
+# uml_mappings=1 with them (the benchmarks).
+run mappings-off cat /sys/module/knemlike/parameters/uml_mappings
+expect mappings-off 0 && { grep -qx N "$out/mappings-off.log" ||
+	fail "mappings-off: uml_mappings is '$(cat "$out/mappings-off.log")' by default"; }
+run mappings-on --module-param uml_mappings=1 cat /sys/module/knemlike/parameters/uml_mappings
+expect mappings-on 0 && { grep -qx Y "$out/mappings-on.log" ||
+	fail "mappings-on: --module-param uml_mappings=1 gave '$(cat "$out/mappings-on.log")'"; }
+run bad-param --module-param 'no value' true
+expect bad-param 1 && { grep -q 'needs NAME=VALUE' "$out/bad-param.err" ||
+	fail "bad-param: run-in-uml did not say what a module parameter looks like"; }
+
 run no-module --no-module --smp 1 sh -c '[ ! -e /dev/knemlike ] && nproc'
 expect no-module 0 && { grep -qx 1 "$out/no-module.log" || fail "no-module: --smp 1 gave $(cat "$out/no-module.log") CPUs"; }
 

@@ -32,7 +32,10 @@
  *     hung on the first at 4 ranks with 8 fragments (the sender waiting for that ACK).
  *     Control messages are small descriptors, and small descriptors are never refused,
  *     so ob1 never parks one.
- *  5. Gets take a small descriptor (their request) and nothing else.
+ *  5. Gets take a small descriptor (their request) and nothing else; so does an eager
+ *     message whose data stays in the user's buffer (prepare_src where peers map my
+ *     memory: in place, or copied at post), which completes once its receiver has taken
+ *     it, as (2) makes every message.
  * No process ever waits for a descriptor that only another waiting process can return.
  * What small descriptors cost: one per message that ob1 has handed over without room,
  * a few hundred bytes, less than ob1's own request for that message. Like the large

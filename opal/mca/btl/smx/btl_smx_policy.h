@@ -58,10 +58,11 @@ static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendez
 /* Sender: the largest eager message to ep that may stay in place (its receiver copies
  * from its mapping of my buffer: SMX_KIND_IN_PLACE), where its word says single copy;
  * 0: none. Only through my ring to it, whose reader's count completes the fragment. Its
- * data needs no room in shared memory, so it may pass a fragment: up to SMX_IN_PLACE_MAX,
- * where a rendezvous's handshake is a small part of a single copy, and ob1 buffers a
- * message that comes before its receive. */
-#define SMX_IN_PLACE_MAX ((size_t) 65536)
+ * data needs no room in shared memory, so it may pass a fragment: up to SMX_IN_PLACE_MAX
+ * (the 64 KiB range; docs/design.md, "Eager messages in place"), beyond which a
+ * rendezvous's handshake is a small part of a single copy, and ob1 buffers a message
+ * that comes before its receive. */
+#define SMX_IN_PLACE_MAX ((size_t) 131072)
 static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
 {
     return mca_btl_smx_component.in_place && NULL != ep->smsc_endpoint && NULL != ep->out
