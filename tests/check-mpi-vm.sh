@@ -28,6 +28,8 @@ build=${SMX_BUILD:-$SMX_TOP/build}
 
 # Build on the host: compiling under TCG is slow, and the guest sees the same tree.
 "$SMX_TOP/tests/mpi/run-suite" --build-only
+mkdir -p "$build/tests/smx"
+"${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smx/truncate" "$SMX_TOP/tests/smx/truncate.c"
 mkdir -p "$build/tests/smsc"
 "${MPICC:-mpicc}" -O2 -Wall -Wextra -Werror -o "$build/tests/smsc/cache_hits" \
 	"$SMX_TOP/tests/smsc/cache_hits.c"
@@ -124,6 +126,13 @@ script+="n=\$(grep -o '[0-9]* eager messages received in place' <<<\"\$out\" | a
 script+="if grep -q '^p2p: PASS' <<<\"\$out\" && [ \"\$n\" = 2 ]; then "
 script+="echo \"ok: p2p passes with eager messages in place: \$(grep -o '[0-9]* eager messages received in place' <<<\"\$out\" | tr '\\n' ' ')\"; "
 script+="else echo \"FAIL: eager messages in place (p2p passed? ranks that received some: \$n of 2)\"; status=1; fi; "
+# ob1 5.0.x raises no MPI_ERR_TRUNCATE for a receive posted before a larger message in
+# place (as under stock sm with CAN_MAP): with btl_smx_in_place off, where the pinned
+# configuration would send it in place, the error must be raised, posted or unexpected.
+script+="out=\$(timeout 300 mpirun --allow-run-as-root -np 2 $(smx_config_args smx-knemlike-inplace) "
+script+="--mca btl_smx_pair_ring_after 0 --mca btl_smx_in_place off $build/tests/smx/truncate 20000 10000 2>&1); "
+script+="if grep -q '^truncate: PASS' <<<\"\$out\"; then echo 'ok: btl_smx_in_place off: a truncated receive fails with MPI_ERR_TRUNCATE'; "
+script+="else echo \"FAIL: btl_smx_in_place off: \$out\"; status=1; fi; "
 # Under valgrind's memcheck, data the module copied into a rank must read as initialised
 # there (smsc/knemlike tells memcheck what the kernel wrote): collectives receives into
 # buffers it never wrote, then checks them. On btl/smx single-copying through mappings of

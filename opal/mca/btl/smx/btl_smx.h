@@ -84,6 +84,7 @@ struct mca_btl_smx_component_t {
     char *policy_text;                    /* btl_smx_policy (read-only, for MPI_T) */
     int skew;                             /* enum smx_skew_mode */
     int nontemporal;                      /* enum smx_nontemporal_mode */
+    int in_place_wanted;                  /* btl_smx_in_place: 1 on, 0 off */
     int skew_late_us;                     /* a get waiting longer for me: I am late */
     int push_max;                         /* rendezvous pushed ahead up to (bytes); 0: off */
     size_t smsc_data_size;                /* the smsc component's registration data; 0: none */

@@ -225,7 +225,7 @@ static mca_btl_base_module_t **smx_component_init(int *num_btls, bool enable_pro
     /* Where peers map my memory, ob1 hands eager messages over by prepare_src, which
      * leaves the data in the user's buffer (btl_smx_module.c); elsewhere it packs them
      * straight into shared memory through btl_sendi. */
-    c->in_place = NULL != mca_smsc && !c->smsc_forbidden
+    c->in_place = 0 != c->in_place_wanted && NULL != mca_smsc && !c->smsc_forbidden
                   && mca_smsc_base_has_feature(MCA_SMSC_FEATURE_CAN_MAP);
     if (c->in_place) {
         m->btl_flags |= MCA_BTL_FLAGS_SEND_INPLACE;

@@ -150,6 +150,8 @@ SMX_ENUM(smx_enum_measured_never, "smx_measured_never", {SMX_MEASURED, "auto"}, 
 /* (a plain MCA enum: these three words and nothing else) */
 static const mca_base_var_enum_value_t smx_skew_values[] = {
     {SMX_SKEW_OFF, "off"}, {SMX_SKEW_ON, "on"}, {SMX_SKEW_ALWAYS, "always"}, {0, NULL}};
+static const mca_base_var_enum_value_t smx_in_place_values[] = {
+    {1, "on"}, {0, "off"}, {0, NULL}};
 static const mca_base_var_enum_value_t smx_nontemporal_values[] = {
     {SMX_NT_AUTO, "auto"}, {SMX_NT_NEVER, "never"}, {SMX_NT_ALWAYS, "always"}, {0, NULL}};
 
@@ -195,8 +197,8 @@ enum {
 static const struct smx_param smx_params[] = {
     SMX_INT("budget_kb", &smx_budget_kb, 0, 4, .values = &smx_enum_auto,
             .help = "KiB of shared memory for a process's messages in flight (auto: 16 MiB "
-                    "shared by the node's processes, each page taken at its first use; a value "
-                    "set here is taken whole at MPI_Init)"),
+                    "shared by the node's processes, pages taken at first use; a value set "
+                    "here is taken whole at MPI_Init)"),
     SMX_INT("pair_ring_size", &smx_pair_ring_size, 0, 5, .values = &smx_enum_auto,
             .help = "Bytes of a process's ring to a peer it sends to often (a power of two, "
                     "4096-4194304; auto: 512 KiB for its first 4 rings, 128 KiB for later "
@@ -237,6 +239,8 @@ static const struct smx_param smx_params[] = {
     SMX_INT("skew", SMX_FIELD(skew), SMX_SKEW_ON, 4, .words = smx_skew_values,
             .help = "Late receivers get messages up to btl_smx_skew_eager_limit eagerly (on); "
                     "never (off); every receiver late (always: tests)"),
+    SMX_INT("in_place", SMX_FIELD(in_place_wanted), 1, 4, .words = smx_in_place_values,
+            .help = "Eager messages in place where faster; off keeps MPI_ERR_TRUNCATE"),
     SMX_INT("nontemporal", SMX_FIELD(nontemporal), SMX_NT_AUTO, 5,
             .words = smx_nontemporal_values,
             .help = "Non-temporal stores for payloads from 2 KiB: per peer where measured "
@@ -270,7 +274,7 @@ static const struct smx_counter {
     {"gets_double_copy", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(gets_double_copy),
      "Rendezvous pulled by double copy (or pushed by the peer)"},
     {"in_place", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(in_place),
-     "Eager messages received in place (copied through a mapping of the sender's buffer)"},
+     "Eager messages received in place (through a mapping)"},
     {"pushes_ahead", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_ahead),
      "Rendezvous sent unasked"},
     {"pushes_parked", MCA_BASE_PVAR_CLASS_COUNTER, SMX_STAT(pushes_parked),
