@@ -66,6 +66,7 @@ static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendez
 static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
 {
     return mca_btl_smx_component.in_place && NULL != ep->smsc_endpoint && NULL != ep->out
+                   && ep->peer_local_rank >= 0
                    && SMX_MEASURED == mca_btl_smx_policy.single_pin[ep->cls]
                ? SMX_IN_PLACE_MAX
                : 0;
@@ -79,9 +80,11 @@ static inline bool mca_btl_smx_in_place(const mca_btl_smx_endpoint_t *ep, size_t
     const int pin = mca_btl_smx_policy.single_pin[ep->cls];
     const int r = smx_choice_range_of(size);
 
+    /* (a late receiver gets copies: in place, I would wait for it; a process of another
+     * job may not have found my export) */
     if (!mca_btl_smx_component.in_place || NULL == ep->smsc_endpoint || NULL == ep->out
-        || r < 0 || 0 != (ep->want & SMX_CHOICE_LATE)) {
-        return false; /* (a late receiver gets copies: in place, I would wait for it) */
+        || ep->peer_local_rank < 0 || r < 0 || 0 != (ep->want & SMX_CHOICE_LATE)) {
+        return false;
     }
     if (SMX_MEASURED != pin) {
         return SMX_NEVER != pin && size >= (size_t) pin;
