@@ -67,41 +67,43 @@ for label in mpich impi ompi; do
 	fi
 done
 
-# The handoff limit (tests/bench/handoff, no MPI): every method gives a time at every size,
-# and the bytes each message brought are checked (it exits 1 naming a wrong byte).
+# tool_rows NAME WANT AWK OK-TEXT CMD...: a benchmark tool without MPI must succeed (it
+# exits 1 naming a wrong byte) and print WANT rows that the awk program AWK counts.
+tool_rows() {
+	local name=$1 want=$2 prog=$3 ok=$4 out rows
+	shift 4
+	if out=$("$@"); then
+		rows=$(awk "$prog" <<<"$out")
+		if [ "$rows" = "$want" ]; then
+			echo "ok: $name: $ok"
+			return
+		fi
+		echo "FAIL: $name: expected $want rows, found $rows"
+	else
+		echo "FAIL: $name failed:"
+	fi
+	echo "$out"
+	status=1
+}
+
+# The handoff limit (tests/bench/handoff): every method gives a time at every size, and
+# the bytes each message brought are checked.
 "${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$work/handoff" "$SMX_TOP/tests/bench/handoff.c" \
 	"$SMX_TOP/tests/bench/bench_util.c" "$SMX_TOP/opal/mca/btl/smx/btl_smx_store.c"
-if out=$("$work/handoff" --reps 1 --sizes 0,1000,5000,64K --off-cache 64 \
-	--methods memcpy,memcpy+p+r4M,nt+p,movsb+ring,vec32+t+r4M); then
-	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ { n = 0; for (i = 2; i <= NF; i++) n += ($i + 0 > 0); if (n == 5) r++ } END { print r + 0 }' <<<"$out")
-	if [ "$rows" = 4 ]; then
-		echo "ok: handoff: 5 methods timed at 4 sizes, every message's bytes right"
-	else
-		echo "FAIL: handoff: expected 4 rows of 5 times, found $rows"; echo "$out"
-		status=1
-	fi
-else
-	echo "FAIL: handoff failed:"; echo "$out"
-	status=1
-fi
+tool_rows handoff 4 \
+	'!/^#/ && $1 ~ /^[0-9]+$/ { n = 0; for (i = 2; i <= NF; i++) n += ($i + 0 > 0); if (n == 5) r++ } END { print r + 0 }' \
+	"5 methods timed at 4 sizes, every message's bytes right" \
+	"$work/handoff" --reps 1 --sizes 0,1000,5000,64K --off-cache 64 \
+	--methods memcpy,memcpy+p+r4M,nt+p,movsb+ring,vec32+t+r4M
 
-# What two cores copying halves gain over one (tests/bench/split-copy, no MPI: the most a
-# cooperative copy could): a time for each way at every size, every copy's bytes right
-# (it exits 1 naming a wrong copy).
+# What two cores copying halves gain over one (tests/bench/split-copy: the most a
+# cooperative copy could): a time for each way at every size, every copy's bytes right.
 "${CC:-cc}" -O2 -Wall -Wextra -Werror -pthread -o "$work/split-copy" \
 	"$SMX_TOP/tests/bench/split-copy.c" "$SMX_TOP/tests/bench/bench_util.c"
-if out=$("$work/split-copy" --reps 3 --sizes 64K,1M --off-cache 16); then
-	rows=$(awk '!/^#/ && $1 ~ /^[0-9]+$/ && $2 > 0 && $3 > 0 && $4 > 0 { r++ } END { print r + 0 }' <<<"$out")
-	if [ "$rows" = 2 ]; then
-		echo "ok: split-copy: one core and two timed at 2 sizes, every copy's bytes right"
-	else
-		echo "FAIL: split-copy: expected 2 rows of times, found $rows"; echo "$out"
-		status=1
-	fi
-else
-	echo "FAIL: split-copy failed:"; echo "$out"
-	status=1
-fi
+tool_rows split-copy 2 \
+	'!/^#/ && $1 ~ /^[0-9]+$/ && $2 > 0 && $3 > 0 && $4 > 0 { r++ } END { print r + 0 }' \
+	"one core and two timed at 2 sizes, every copy's bytes right" \
+	"$work/split-copy" --reps 3 --sizes 64K,1M --off-cache 16
 
 # The threaded message rate (tests/bench/smx_threads): 4 ranks of 3 threads, each thread
 # with a peer of its own, on btl/smx and on stock btl/sm; then 2 ranks of 4 threads that

@@ -63,10 +63,17 @@ static inline uint32_t mca_btl_smx_stamp(mca_btl_smx_endpoint_t *ep, bool rendez
  * rendezvous's handshake is a small part of a single copy, and ob1 buffers a message
  * that comes before its receive. */
 #define SMX_IN_PLACE_MAX ((size_t) 131072)
-static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
+/* (a peer of my job that maps my memory, through my ring to it: a process of another job
+ * may not have found my export) */
+static inline bool mca_btl_smx_in_place_peer(const mca_btl_smx_endpoint_t *ep)
 {
     return mca_btl_smx_component.in_place && NULL != ep->smsc_endpoint && NULL != ep->out
-                   && ep->peer_local_rank >= 0
+           && ep->peer_local_rank >= 0;
+}
+
+static inline size_t mca_btl_smx_in_place_most(const mca_btl_smx_endpoint_t *ep)
+{
+    return mca_btl_smx_in_place_peer(ep)
                    && SMX_MEASURED == mca_btl_smx_policy.single_pin[ep->cls]
                ? SMX_IN_PLACE_MAX
                : 0;
@@ -80,17 +87,15 @@ static inline bool mca_btl_smx_in_place(const mca_btl_smx_endpoint_t *ep, size_t
     const int pin = mca_btl_smx_policy.single_pin[ep->cls];
     const int r = smx_choice_range_of(size);
 
-    /* (a late receiver gets copies: in place, I would wait for it; a process of another
-     * job may not have found my export) */
-    if (!mca_btl_smx_component.in_place || NULL == ep->smsc_endpoint || NULL == ep->out
-        || ep->peer_local_rank < 0 || r < 0 || 0 != (ep->want & SMX_CHOICE_LATE)) {
+    /* (a late receiver gets copies: in place, I would wait for it) */
+    if (!mca_btl_smx_in_place_peer(ep) || r < 0 || 0 != (ep->want & SMX_CHOICE_LATE)) {
         return false;
     }
     if (SMX_MEASURED != pin) {
         return SMX_NEVER != pin && size >= (size_t) pin;
     }
     return SMX_WAY_SINGLE == SMX_CHOICE_WAY(ep->want, r)
-           && SMX_CHOICE_MIN << (r + 1) <= SMX_IN_PLACE_MAX;
+           && smx_choice_eagerly(ep->want, r, SMX_IN_PLACE_MAX);
 }
 
 /* Sender: ob1 hands me a message of 'size' bytes for ep (eagerly, or the header of a

@@ -462,8 +462,7 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
     unsigned char *data;
 
     if (len > mca_btl_smx_chunk_room_max()) { /* eagerly to a late receiver */
-        return mca_btl_smx_post_multi(frag->endpoint, frag->segments[0].seg_addr.pval, len, NULL, 0,
-                                      frag->tag);
+        return mca_btl_smx_post_multi(frag->endpoint, buf, len, NULL, 0, frag->tag);
     }
     if (!mca_btl_smx_post_begin(frag->endpoint, len, false, &p)) {
         return false;
@@ -475,22 +474,18 @@ bool mca_btl_smx_try_post(mca_btl_smx_frag_t *frag)
                                         .len = frag->user_len, .stamp = frag->stamp};
         memcpy(data, &at, sizeof(at));
         memcpy(data + sizeof(at), buf, head);
-        mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
-        return true;
-    }
-    if (NULL != frag->user) { /* the payload straight from the user's buffer */
+    } else if (NULL != frag->user) { /* the payload straight from the user's buffer */
         mca_btl_smx_copy_in(frag->endpoint, data + head, frag->user, frag->user_len);
         memcpy(data, buf, head);
-        mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
-        return true;
+    } else {
+        /* What lies beyond a record's first cache line first, the line the receiver polls
+         * last and in one burst (the fragment is in cache, so the order costs no extra
+         * copy, where btl_sendi would need a gather on the stack). */
+        if (len > first) {
+            mca_btl_smx_copy_in(frag->endpoint, data + first, buf + first, len - first);
+        }
+        memcpy(data, buf, len < first ? len : first);
     }
-    /* What lies beyond a record's first cache line first, the line the receiver polls
-     * last and in one burst (the fragment is in cache, so the order costs no extra copy,
-     * where btl_sendi would need a gather on the stack). */
-    if (len > first) {
-        mca_btl_smx_copy_in(frag->endpoint, data + first, buf + first, len - first);
-    }
-    memcpy(data, buf, len < first ? len : first);
     mca_btl_smx_post_commit(frag->endpoint, &p, len, frag->kind, frag->tag);
     return true;
 }

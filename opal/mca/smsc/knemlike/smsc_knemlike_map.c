@@ -55,8 +55,9 @@ static uint64_t knemlike_maps_end(bool without_vdso)
     }
     while (fgets(line, sizeof(line), maps)) {
         unsigned long long lo, hi;
+        const bool vdso = NULL != strstr(line, "[vdso]") || NULL != strstr(line, "[vvar");
         if (2 == sscanf(line, "%llx-%llx", &lo, &hi) && NULL == strstr(line, "[vsyscall]")
-            && !(without_vdso && (NULL != strstr(line, "[vdso]") || NULL != strstr(line, "[vvar"))) && hi > end) {
+            && !(without_vdso && vdso) && hi > end) {
             end = hi;
         }
     }
